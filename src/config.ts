@@ -1,0 +1,192 @@
+// The only reader of process.env. Parses and validates every variable of API.md §12.1 once at start;
+// a bad value throws a ConfigError naming the variable, and server.ts exits with that message.
+import os from 'node:os'
+import ms from 'ms'
+
+export interface Config {
+  host: string
+  freePort: number
+  proPort: number
+  region: string
+  logLevel: string
+  redisUrl: string | undefined
+  s3: {
+    bucket: string
+    endpoint: string | undefined
+    region: string
+    accessKeyId: string | undefined
+    secretAccessKey: string | undefined
+    forcePathStyle: boolean
+    cdnUrl: string
+  } | undefined
+  storageDir: string
+  publicUrl: string
+  apiKeys: readonly string[]
+  freeDailyLimit: number
+  maxTimeout: number
+  chromiumPath: string | undefined
+  browserWsEndpoint: string | undefined
+  browserConcurrency: number
+  browserQueueLimit: number
+  allowPrivateHosts: readonly string[]
+  /** false, true, a hop count, or a list of CIDRs/addresses (Fastify's trustProxy forms). */
+  trustProxy: boolean | number | string[]
+  docsUrl: string
+}
+
+export class ConfigError extends Error {
+  readonly variable: string
+  constructor (variable: string, message: string) {
+    super(`Invalid configuration: ${variable} ${message}`)
+    this.name = 'ConfigError'
+    this.variable = variable
+  }
+}
+
+type Env = Record<string, string | undefined>
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']
+
+function str (env: Env, name: string): string | undefined {
+  const value = env[name]?.trim()
+  return value === undefined || value === '' ? undefined : value
+}
+
+function port (env: Env, name: string, fallback: number): number {
+  const raw = str(env, name)
+  if (raw === undefined) return fallback
+  if (!/^\d+$/.test(raw) || Number(raw) > 65535) throw new ConfigError(name, `must be a port number from 0 to 65535 (got "${raw}")`)
+  return Number(raw)
+}
+
+function integer (env: Env, name: string, fallback: number, min: number, max = Number.MAX_SAFE_INTEGER): number {
+  const raw = str(env, name)
+  if (raw === undefined) return fallback
+  if (!/^\d+$/.test(raw) || Number(raw) < min || Number(raw) > max) {
+    throw new ConfigError(name, `must be a whole number from ${min} to ${max} (got "${raw}")`)
+  }
+  return Number(raw)
+}
+
+function bool (env: Env, name: string, fallback: boolean): boolean {
+  const raw = str(env, name)
+  if (raw === undefined) return fallback
+  if (/^(true|1|yes)$/i.test(raw)) return true
+  if (/^(false|0|no)$/i.test(raw)) return false
+  throw new ConfigError(name, `must be true or false (got "${raw}")`)
+}
+
+function duration (env: Env, name: string, fallback: number): number {
+  const raw = str(env, name)
+  if (raw === undefined) return fallback
+  const value = /^\d+$/.test(raw) ? Number(raw) : ms(raw as ms.StringValue)
+  if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0) {
+    throw new ConfigError(name, `must be a positive duration such as 28s or 28000 (got "${raw}")`)
+  }
+  return Math.round(value)
+}
+
+function httpUrl (env: Env, name: string): string | undefined {
+  const raw = str(env, name)
+  if (raw === undefined) return undefined
+  let url: URL
+  try { url = new URL(raw) } catch { throw new ConfigError(name, `must be an absolute http(s) URL (got "${raw}")`) }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new ConfigError(name, `must be an http(s) URL (got "${raw}")`)
+  return raw.replace(/\/+$/, '')
+}
+
+function list (env: Env, name: string): string[] {
+  const raw = env[name]
+  if (raw === undefined) return []
+  return raw.split(',').map(s => s.trim()).filter(s => s !== '')
+}
+
+const HOST_PORT = /^(\[[0-9a-fA-F:.]+\]|[^\s:[\]/]+):(\d{1,5})$/
+
+function hostPorts (env: Env, name: string): string[] {
+  const entries = list(env, name)
+  for (const entry of entries) {
+    const match = HOST_PORT.exec(entry)
+    if (match === null || Number(match[2]) > 65535) {
+      throw new ConfigError(name, `entries must be host:port pairs such as 127.0.0.1:8080 or [::1]:9000 (got "${entry}")`)
+    }
+  }
+  return entries.map(e => e.toLowerCase())
+}
+
+const CIDR = /^([0-9.]+|[0-9a-fA-F:]+)(\/\d{1,3})?$/
+
+function trustProxy (env: Env, name: string): Config['trustProxy'] {
+  const raw = str(env, name)
+  if (raw === undefined || /^false$/i.test(raw)) return false
+  if (/^true$/i.test(raw)) return true
+  if (/^\d+$/.test(raw)) return Number(raw)
+  const entries = list(env, name)
+  for (const entry of entries) {
+    if (!CIDR.test(entry)) throw new ConfigError(name, `must be true, false, a hop count or comma-separated CIDRs (got "${entry}")`)
+  }
+  return entries
+}
+
+export function loadConfig (env: Env = {}): Readonly<Config> {
+  const freePort = port(env, 'FREE_PORT', 3000)
+  const proPort = port(env, 'PRO_PORT', 3001)
+  if (freePort === proPort && freePort !== 0) throw new ConfigError('PRO_PORT', `must differ from FREE_PORT (both are ${freePort})`)
+
+  const logLevel = (str(env, 'LOG_LEVEL') ?? 'info').toLowerCase()
+  if (!LOG_LEVELS.includes(logLevel)) throw new ConfigError('LOG_LEVEL', `must be one of ${LOG_LEVELS.join(', ')} (got "${logLevel}")`)
+
+  const region = str(env, 'REGION') ?? 'local'
+  if (!/^[A-Za-z0-9_-]{1,64}$/.test(region)) throw new ConfigError('REGION', `must be 1-64 letters, digits, - or _ (got "${region}")`)
+
+  const redisUrl = str(env, 'REDIS_URL')
+  if (redisUrl !== undefined && !/^rediss?:\/\//.test(redisUrl)) throw new ConfigError('REDIS_URL', `must be a redis:// or rediss:// URL (got "${redisUrl}")`)
+
+  const bucket = str(env, 'S3_BUCKET')
+  const cdnUrl = httpUrl(env, 'CDN_URL')
+  let s3: Config['s3']
+  if (bucket !== undefined) {
+    if (cdnUrl === undefined) throw new ConfigError('CDN_URL', 'is required when S3_BUCKET is set')
+    s3 = {
+      bucket,
+      endpoint: httpUrl(env, 'S3_ENDPOINT'),
+      region: str(env, 'S3_REGION') ?? 'us-east-1',
+      accessKeyId: str(env, 'S3_ACCESS_KEY_ID'),
+      secretAccessKey: str(env, 'S3_SECRET_ACCESS_KEY'),
+      forcePathStyle: bool(env, 'S3_FORCE_PATH_STYLE', false),
+      cdnUrl
+    }
+  }
+
+  const publicUrl = httpUrl(env, 'PUBLIC_URL') ?? `http://localhost:${freePort}`
+  const apiKeys = list(env, 'API_KEYS')
+  for (const key of apiKeys) {
+    if (key.startsWith('sha256:') && !/^sha256:[0-9a-fA-F]{64}$/.test(key)) {
+      throw new ConfigError('API_KEYS', 'sha256: entries must hold 64 hex digits')
+    }
+  }
+
+  const cpus = Math.max(1, os.availableParallelism())
+
+  return Object.freeze({
+    host: str(env, 'HOST') ?? '0.0.0.0',
+    freePort,
+    proPort,
+    region,
+    logLevel,
+    redisUrl,
+    s3: s3 === undefined ? undefined : Object.freeze(s3),
+    storageDir: str(env, 'STORAGE_DIR') ?? './storage',
+    publicUrl,
+    apiKeys: Object.freeze(apiKeys),
+    freeDailyLimit: integer(env, 'FREE_DAILY_LIMIT', 50, 0),
+    maxTimeout: duration(env, 'MAX_TIMEOUT', 28_000),
+    chromiumPath: str(env, 'CHROMIUM_PATH'),
+    browserWsEndpoint: str(env, 'BROWSER_WS_ENDPOINT'),
+    browserConcurrency: integer(env, 'BROWSER_CONCURRENCY', cpus, 1, 256),
+    browserQueueLimit: integer(env, 'BROWSER_QUEUE_LIMIT', 64, 0, 100_000),
+    allowPrivateHosts: Object.freeze(hostPorts(env, 'ALLOW_PRIVATE_HOSTS')),
+    trustProxy: trustProxy(env, 'TRUST_PROXY'),
+    docsUrl: httpUrl(env, 'DOCS_URL') ?? `${publicUrl}/docs`
+  })
+}
