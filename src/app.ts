@@ -1,0 +1,89 @@
+// buildApp(ctx, {plan}): one Fastify instance per listener, both over the same context. Never listens.
+import { randomUUID } from 'node:crypto'
+import { constants as zlib } from 'node:zlib'
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify'
+import cors from '@fastify/cors'
+import compress from '@fastify/compress'
+import type { AppContext } from './context.ts'
+import { AppError } from './errors.ts'
+import { createErrorHandler } from './http/error-handler.ts'
+import { pretty } from './http/reply.ts'
+import { extractRoutes } from './routes/extract.ts'
+import { healthRoutes } from './routes/health.ts'
+import { docsRoutes } from './routes/docs.ts'
+
+export type Plan = 'free' | 'pro'
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** performance.now() when the request arrived. */
+    startedAt: number
+  }
+}
+
+/** Every x-* header a client may read, plus server-timing and retry-after (API.md §6). */
+export const EXPOSED_HEADERS = [
+  'x-request-id', 'x-pricing-plan', 'x-response-time', 'x-rate-limit-limit', 'x-rate-limit-remaining',
+  'x-rate-limit-reset', 'x-cache-status', 'x-cache-ttl', 'x-timestamp', 'x-fetch-mode', 'x-fetch-time',
+  'server-timing', 'retry-after'
+]
+
+export async function buildApp (ctx: AppContext, { plan }: { plan: Plan }): Promise<FastifyInstance> {
+  const app = Fastify({
+    loggerInstance: ctx.log.child({ listener: plan }) as FastifyBaseLogger,
+    disableRequestLogging: true,
+    genReqId: () => `${ctx.config.region}:${randomUUID()}`,
+    requestIdHeader: false,
+    requestIdLogLabel: 'reqId',
+    // Fastify takes a hop count too, though its types omit it.
+    trustProxy: ctx.config.trustProxy as boolean | string[],
+    return503OnClosing: true,
+    routerOptions: { maxParamLength: 500 }
+  })
+
+  app.decorateRequest('startedAt', 0)
+  app.addHook('onRequest', async (request, reply) => {
+    request.startedAt = performance.now()
+    reply.header('x-request-id', request.id)
+    reply.header('x-pricing-plan', plan)
+    reply.header('x-content-type-options', 'nosniff')
+  })
+  app.addHook('onSend', async (request, reply, payload) => {
+    reply.header('x-response-time', pretty(performance.now() - request.startedAt))
+    if (reply.getHeader('cache-control') === undefined) reply.header('cache-control', 'no-store')
+    return payload
+  })
+  app.addHook('onResponse', async (request, reply) => {
+    request.log.info({
+      req: request,
+      status: reply.statusCode,
+      ms: Math.round((performance.now() - request.startedAt) * 10) / 10,
+      cache: reply.getHeader('x-cache-status')
+    }, 'request')
+  })
+
+  await app.register(cors, {
+    origin: '*',
+    methods: ['GET', 'HEAD', 'OPTIONS'],
+    exposedHeaders: EXPOSED_HEADERS,
+    maxAge: 86400,
+    optionsSuccessStatus: 204,
+    strictPreflight: false
+  })
+  await app.register(compress, {
+    threshold: 1024,
+    encodings: ['br', 'gzip'],
+    // Quality 4 keeps brotli close to gzip's speed; the default (11) costs milliseconds per answer.
+    brotliOptions: { params: { [zlib.BROTLI_PARAM_QUALITY]: 4 } }
+  })
+
+  app.setErrorHandler(createErrorHandler(ctx.config.docsUrl))
+  app.setNotFoundHandler(async () => {
+    throw new AppError('ENOTFOUND', { data: { path: 'No such route. The API answers GET / and HEAD /.' } })
+  })
+
+  await app.register(extractRoutes, { ctx, plan })
+  await app.register(healthRoutes, { ctx })
+  await app.register(docsRoutes)
+  return app
+}

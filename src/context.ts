@@ -1,0 +1,66 @@
+// The app context: every outside component, built once in dependency order and closed in reverse.
+// server.ts is the composition root; tests build their own with real components.
+import type { Logger } from 'pino'
+import type { Config } from './config.ts'
+import { createStore, type Store } from './store/index.ts'
+import { createCache, type Cache } from './pipeline/cache.ts'
+import { createSingleFlight, type SingleFlight } from './pipeline/single-flight.ts'
+import { createAddressGuard, type AddressGuard } from './net/guard.ts'
+import { createHttpClient } from './net/http-client.ts'
+import type { HttpClient } from './net/types.ts'
+import { createMetadataExtractor, type MetadataExtractor } from './metadata/extractor.ts'
+import { createKeyVerifier } from './http/auth.ts'
+import { desktopUserAgent } from './browser/devices.ts'
+
+export interface AppContext {
+  config: Readonly<Config>
+  log: Logger
+  store: Store
+  cache: Cache
+  flights: SingleFlight
+  guard: AddressGuard
+  http: HttpClient
+  metadata: MetadataExtractor
+  verifyKey: (presented: string | undefined) => boolean
+  /** Background work (stale refreshes) that shutdown waits for. */
+  background: Set<Promise<unknown>>
+  /** Set while shutting down: /ready answers 503. */
+  closing: boolean
+}
+
+export interface ContextOverrides {
+  /** Replaces DNS resolution for the address guard (tests make names resolve to loopback). */
+  resolve?: (hostname: string) => Promise<Array<{ address: string, family: 4 | 6 }>>
+}
+
+/** The plain fetch presents itself as the desktop browser the default device emulates. */
+const FETCH_CHROME_VERSION = '131.0.0.0'
+
+export async function createContext (config: Readonly<Config>, log: Logger, overrides: ContextOverrides = {}): Promise<AppContext> {
+  const store = createStore({ redisUrl: config.redisUrl }, { log })
+  const cache = createCache(store)
+  const flights = createSingleFlight({ store, cache, log })
+  const guard = createAddressGuard({ allowPrivateHosts: [...config.allowPrivateHosts], ...(overrides.resolve === undefined ? {} : { resolve: overrides.resolve }) })
+  const http = createHttpClient({ guard, userAgent: desktopUserAgent(FETCH_CHROME_VERSION), log })
+  const metadata = createMetadataExtractor({ probe: http.probe.bind(http), log })
+  return {
+    config,
+    log,
+    store,
+    cache,
+    flights,
+    guard,
+    http,
+    metadata,
+    verifyKey: createKeyVerifier(config.apiKeys),
+    background: new Set(),
+    closing: false
+  }
+}
+
+export async function closeContext (ctx: AppContext): Promise<void> {
+  ctx.closing = true
+  await Promise.allSettled([...ctx.background])
+  await ctx.http.close()
+  await ctx.store.close()
+}

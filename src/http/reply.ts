@@ -1,0 +1,138 @@
+// Shaping a served result into the HTTP answer: cache and timing headers, `filter`, and `embed` (API.md §5, §6).
+import type { FastifyReply } from 'fastify'
+import prettyMs from 'pretty-ms'
+import type { AppContext } from '../context.ts'
+import type { Served } from '../pipeline/index.ts'
+import type { ExtractOptions } from '../schemas/options.ts'
+import { secondsLeft } from '../pipeline/cache.ts'
+import { AppError } from '../errors.ts'
+
+/** Headers every embed answer carries, whatever its content. */
+export const EMBED_SAFETY_HEADERS = {
+  'content-security-policy': "sandbox; script-src 'none'",
+  'x-content-type-options': 'nosniff'
+} as const
+
+/** Assets fetched for an embed are capped at 50 MiB (API.md §5). */
+const MAX_EMBED_BYTES = 50 * 1024 * 1024
+
+export function pretty (msValue: number): string {
+  return prettyMs(Math.max(0, Math.round(msValue)))
+}
+
+export function serverTiming (timings: Record<string, number>, total: number): string {
+  const parts = Object.entries(timings).map(([name, dur]) => `${name};dur=${dur.toFixed(1)}`)
+  parts.push(`total;dur=${total.toFixed(1)}`)
+  return parts.join(', ')
+}
+
+export function setCacheHeaders (reply: FastifyReply, served: Served, now: number): void {
+  const { meta } = served.entry
+  reply.header('x-cache-status', served.status)
+  reply.header('x-cache-ttl', String(meta.ttl))
+  reply.header('x-timestamp', String(meta.createdAt))
+  reply.header('cache-control', served.status === 'HIT' || served.status === 'MISS'
+    ? `public, immutable, max-age=${secondsLeft(meta, now)}`
+    : 'public, must-revalidate, max-age=0')
+  reply.header('x-fetch-mode', meta.fetchMode)
+  reply.header('x-fetch-time', pretty(meta.fetchTime))
+}
+
+const UNSAFE_SEGMENTS = new Set(['__proto__', 'constructor', 'prototype'])
+
+/** The value at a dot path (own properties only), or undefined. */
+export function getPath (root: unknown, path: string): unknown {
+  let node: unknown = root
+  for (const segment of path.split('.')) {
+    if (segment === '' || UNSAFE_SEGMENTS.has(segment)) return undefined
+    if (node === null || typeof node !== 'object' || !Object.hasOwn(node, segment)) return undefined
+    node = (node as Record<string, unknown>)[segment]
+  }
+  return node
+}
+
+/** Keeps only the listed dot paths of data, nested as they were; unknown paths are ignored. */
+export function applyFilter (data: Record<string, unknown>, paths: readonly string[]): Record<string, unknown> {
+  const out: Record<string, unknown> = {}
+  for (const path of paths) {
+    const value = getPath(data, path)
+    if (value === undefined) continue
+    const segments = path.split('.')
+    let node = out
+    segments.forEach((segment, i) => {
+      if (i === segments.length - 1) {
+        node[segment] = value
+      } else {
+        const next = node[segment]
+        if (next === null || typeof next !== 'object' || Array.isArray(next)) node[segment] = {}
+        node = node[segment] as Record<string, unknown>
+      }
+    })
+  }
+  return out
+}
+
+function isMediaObject (value: unknown): value is { url: string, type: unknown } {
+  return value !== null && typeof value === 'object' && typeof (value as { url?: unknown }).url === 'string' && 'type' in value
+}
+
+/** Sends the served result as JSON, filtered, or embedded. */
+export async function sendServed (
+  ctx: AppContext,
+  reply: FastifyReply,
+  served: Served,
+  options: ExtractOptions,
+  signal: AbortSignal
+): Promise<FastifyReply> {
+  if (options.embed !== undefined) return await sendEmbed(ctx, reply, served, options.embed, signal)
+  reply.type('application/json; charset=utf-8')
+  if (options.filter !== undefined) {
+    const envelope = JSON.parse(served.entry.body) as { data: Record<string, unknown> }
+    envelope.data = applyFilter(envelope.data, options.filter)
+    return reply.send(JSON.stringify(envelope))
+  }
+  return reply.send(served.entry.body)
+}
+
+async function sendEmbed (ctx: AppContext, reply: FastifyReply, served: Served, path: string, signal: AbortSignal): Promise<FastifyReply> {
+  const envelope = JSON.parse(served.entry.body) as { data: Record<string, unknown> }
+  const value = getPath(envelope.data, path)
+  reply.headers(EMBED_SAFETY_HEADERS)
+  if (value === undefined || value === null) {
+    throw new AppError('ENOTFOUND', { data: { embed: `The \`${path}\` field has no value.` } })
+  }
+  const segments = path.split('.')
+  const parent = segments.length > 1 ? getPath(envelope.data, segments.slice(0, -1).join('.')) : undefined
+  if (segments.at(-1) === 'url' && isMediaObject(parent) && typeof value === 'string') {
+    return await sendAsset(ctx, reply, value, path, signal)
+  }
+  if (typeof value === 'object') {
+    return reply.type('application/json; charset=utf-8').send(JSON.stringify(value))
+  }
+  return reply.type('text/plain; charset=utf-8').send(String(value))
+}
+
+/** Streams a page asset's bytes from its origin, under the address guard, without forwarded headers. */
+async function sendAsset (ctx: AppContext, reply: FastifyReply, url: string, path: string, signal: AbortSignal): Promise<FastifyReply> {
+  if (url.startsWith('data:')) {
+    const match = /^data:([^;,]+)?((?:;[^;,]+)*?)(;base64)?,(.*)$/s.exec(url)
+    if (match === null) throw new AppError('ENOTFOUND', { data: { embed: `The \`${path}\` asset could not be read.` } })
+    const body = match[3] !== undefined ? Buffer.from(match[4] ?? '', 'base64') : Buffer.from(decodeURIComponent(match[4] ?? ''))
+    return reply.type(match[1] ?? 'application/octet-stream').header('content-length', body.length).send(body)
+  }
+  let asset
+  try {
+    asset = await ctx.http.fetchPage(url, { signal, maxBytes: MAX_EMBED_BYTES + 1 })
+  } catch (err) {
+    if (err instanceof AppError && (err.code === 'ETIMEOUT')) throw err
+    throw new AppError('ENOTFOUND', { data: { embed: `The \`${path}\` asset could not be fetched.` }, cause: err })
+  }
+  if (asset.statusCode >= 400) {
+    throw new AppError('ENOTFOUND', { data: { embed: `The \`${path}\` asset answered with status ${asset.statusCode}.` } })
+  }
+  if (asset.truncated || asset.body.length > MAX_EMBED_BYTES) {
+    throw new AppError('ENOTFOUND', { data: { embed: `The \`${path}\` asset is larger than 50 MiB.` } })
+  }
+  const type = asset.headers['content-type'] ?? 'application/octet-stream'
+  return reply.type(type).header('content-length', asset.body.length).send(asset.body)
+}

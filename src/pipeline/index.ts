@@ -1,0 +1,101 @@
+// The use case of GET /: cache lookup, single flight, computation, cache write (API.md §1.4 steps 7-10).
+// Reads like a table of contents; each stage lives in its own module.
+import type { Logger } from 'pino'
+import type { AppContext } from '../context.ts'
+import type { ExtractOptions } from '../schemas/options.ts'
+import { AppError } from '../errors.ts'
+import { judge, type CacheEntry, type CacheStatus } from './cache.ts'
+import { cacheKeyOf } from './normalize.ts'
+import { raceAbort } from './single-flight.ts'
+import { computeEntry } from './compute.ts'
+
+export interface Served {
+  entry: CacheEntry
+  status: CacheStatus
+  /** Phase durations in ms, for server-timing. */
+  timings: Record<string, number>
+}
+
+export interface RunOptions {
+  /** The request's deadline. */
+  signal: AbortSignal
+  log: Logger
+}
+
+/** ms a lock outlives the computation's own deadline, so a crashed holder's lock lapses soon after. */
+const LOCK_MARGIN_MS = 2000
+
+export async function serveExtract (ctx: AppContext, options: ExtractOptions, run: RunOptions): Promise<Served> {
+  const key = cacheKeyOf(options)
+  const timings: Record<string, number> = {}
+  const startedAt = Date.now()
+
+  if (!options.force) {
+    const t = performance.now()
+    const cached = await readCacheSafely(ctx, key, run.log)
+    timings.cache = performance.now() - t
+    if (cached !== undefined) {
+      const verdict = judge(cached, options.staleTtl, Date.now())
+      if (verdict.kind === 'hit') return { entry: cached, status: 'HIT', timings }
+      if (verdict.kind === 'stale') {
+        refreshInBackground(ctx, key, options, run.log)
+        return { entry: cached, status: 'STALE', timings }
+      }
+    }
+  }
+
+  const status: 'MISS' | 'BYPASS' = options.force ? 'BYPASS' : 'MISS'
+  const flight = await ctx.flights.run(
+    key,
+    () => computeAndStore(ctx, key, options, { ...run, status, timings }),
+    { signal: run.signal, lockTtl: options.timeout + LOCK_MARGIN_MS, since: startedAt }
+  )
+  return {
+    entry: flight.entry,
+    status: flight.computedHere ? status : flight.entry.meta.status,
+    timings
+  }
+}
+
+async function readCacheSafely (ctx: AppContext, key: string, log: Logger): Promise<CacheEntry | undefined> {
+  try {
+    return await ctx.cache.read(key)
+  } catch (err) {
+    // A store that is away makes every request a miss rather than an error.
+    log.warn({ err }, 'cache read failed')
+    return undefined
+  }
+}
+
+async function computeAndStore (
+  ctx: AppContext,
+  key: string,
+  options: ExtractOptions,
+  run: RunOptions & { status: 'MISS' | 'BYPASS', timings: Record<string, number> }
+): Promise<CacheEntry> {
+  const entry = await raceAbort(computeEntry(ctx, options, run), run.signal)
+  try {
+    await ctx.cache.write(key, entry)
+  } catch (err) {
+    run.log.warn({ err }, 'cache write failed')
+  }
+  return entry
+}
+
+/** One background recomputation per key (the single flight dedupes), with its own deadline. */
+function refreshInBackground (ctx: AppContext, key: string, options: ExtractOptions, log: Logger): void {
+  const controller = new AbortController()
+  const timer = setTimeout(() => controller.abort(new AppError('ETIMEOUT')), options.timeout)
+  const task = ctx.flights.run(
+    key,
+    () => computeAndStore(ctx, key, options, { signal: controller.signal, log, status: 'MISS', timings: {} }),
+    { signal: controller.signal, lockTtl: options.timeout + LOCK_MARGIN_MS, since: Date.now() }
+  ).then(
+    () => { log.debug('stale entry refreshed') },
+    (err: unknown) => { log.warn({ err }, 'background refresh failed') }
+  ).finally(() => {
+    clearTimeout(timer)
+    ctx.background.delete(task)
+  })
+  ctx.background.add(task)
+}

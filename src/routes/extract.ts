@@ -1,0 +1,67 @@
+// GET / (and HEAD): the API. Thin: plan, quota, parse, then the use case and the reply (API.md §1.4).
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import type { Logger } from 'pino'
+import type { AppContext } from '../context.ts'
+import type { Plan } from '../app.ts'
+import { AppError } from '../errors.ts'
+import { consumeQuota } from '../http/quota.ts'
+import { quotaSubject } from '../http/client-ip.ts'
+import { sendServed, serverTiming, setCacheHeaders } from '../http/reply.ts'
+import { parseQuery } from '../schemas/query.ts'
+import { serveExtract } from '../pipeline/index.ts'
+
+export function rawQueryOf (url: string): string {
+  const q = url.indexOf('?')
+  return q === -1 ? '' : url.slice(q + 1)
+}
+
+export async function extractRoutes (app: FastifyInstance, { ctx, plan }: { ctx: AppContext, plan: Plan }): Promise<void> {
+  async function checkPlan (request: FastifyRequest): Promise<void> {
+    const key = request.headers['x-api-key']
+    if (plan === 'free') {
+      if (key !== undefined) {
+        throw new AppError('EPRO', {
+          data: { 'x-api-key': `Requests with an API key go to the pro endpoint (port ${ctx.config.proPort}).` }
+        })
+      }
+      return
+    }
+    if (!ctx.verifyKey(Array.isArray(key) ? key[0] : key)) {
+      throw new AppError('EAUTH', { data: { 'x-api-key': key === undefined ? 'The header is missing.' : 'The key is not registered.' } })
+    }
+  }
+
+  async function checkQuota (request: FastifyRequest, reply: FastifyReply): Promise<void> {
+    const limit = ctx.config.freeDailyLimit
+    if (plan !== 'free' || limit === 0) return
+    try {
+      const { headers } = await consumeQuota(ctx.store, quotaSubject(request.ip), limit)
+      reply.headers(headers)
+    } catch (err) {
+      if (err instanceof AppError) throw err
+      // The store is away: serve rather than refuse everyone (fail open), and say so in the log.
+      request.log.warn({ err }, 'quota store unavailable; request not counted')
+    }
+  }
+
+  async function handle (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
+    await checkPlan(request)
+    await checkQuota(request, reply)
+    const options = parseQuery(rawQueryOf(request.url), { plan, headers: request.headers, maxTimeout: ctx.config.maxTimeout })
+
+    const controller = new AbortController()
+    const timer = setTimeout(() => {
+      controller.abort(new AppError('ETIMEOUT', { data: { timeout: `The request did not finish within ${options.timeout} ms.` } }))
+    }, options.timeout)
+    try {
+      const served = await serveExtract(ctx, options, { signal: controller.signal, log: request.log as Logger })
+      setCacheHeaders(reply, served, Date.now())
+      reply.header('server-timing', serverTiming(served.timings, performance.now() - request.startedAt))
+      return await sendServed(ctx, reply, served, options, controller.signal)
+    } finally {
+      clearTimeout(timer)
+    }
+  }
+
+  app.get('/', handle)
+}

@@ -1,0 +1,17 @@
+// Operations: /health (the process runs) and /ready (the components answer). Never counted or cached.
+import type { FastifyInstance } from 'fastify'
+import type { AppContext } from '../context.ts'
+
+export async function healthRoutes (app: FastifyInstance, { ctx }: { ctx: AppContext }): Promise<void> {
+  app.get('/health', async (_request, reply) => {
+    return await reply.type('application/json; charset=utf-8').send({ status: 'ok' })
+  })
+
+  app.get('/ready', async (_request, reply) => {
+    const store = ctx.closing ? false : await ctx.store.health()
+    const checks: Record<string, 'ok' | 'error'> = { store: store ? 'ok' : 'error' }
+    if (ctx.closing) checks.service = 'error'
+    const ok = Object.values(checks).every(v => v === 'ok')
+    return await reply.code(ok ? 200 : 503).type('application/json; charset=utf-8').send({ status: ok ? 'ok' : 'error', checks })
+  })
+}

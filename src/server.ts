@@ -1,0 +1,39 @@
+// Entry point: loadConfig -> createContext -> buildApp (x2) -> listen. Owns signals and shutdown:
+// requests in flight finish, then the context closes (store, clients) in reverse order.
+import closeWithGrace from 'close-with-grace'
+import { ConfigError, loadConfig } from './config.ts'
+import { createLogger } from './logger.ts'
+import { closeContext, createContext } from './context.ts'
+import { buildApp } from './app.ts'
+
+async function main (): Promise<void> {
+  let config
+  try {
+    config = loadConfig(process.env)
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      process.stderr.write(`${err.message}\n`)
+      process.exit(1)
+    }
+    throw err
+  }
+  const log = createLogger({ level: config.logLevel })
+  const ctx = await createContext(config, log)
+  const free = await buildApp(ctx, { plan: 'free' })
+  const pro = await buildApp(ctx, { plan: 'pro' })
+
+  closeWithGrace({ delay: config.maxTimeout + 5000, logger: log }, async ({ signal, err }) => {
+    if (err !== undefined) log.error({ err }, 'shutting down after an error')
+    else log.info({ signal }, 'shutting down')
+    ctx.closing = true
+    await Promise.all([free.close(), pro.close()])
+    await closeContext(ctx)
+    log.flush()
+  })
+
+  await free.listen({ port: config.freePort, host: config.host })
+  await pro.listen({ port: config.proPort, host: config.host })
+  log.info({ free: config.freePort, pro: config.proPort, store: ctx.store.kind }, 'pagecast listening')
+}
+
+await main()

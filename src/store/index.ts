@@ -1,0 +1,44 @@
+// The store: cache entries, quota counters and single-flight locks, behind one small interface.
+// Two backends pass the same contract suite: Redis (REDIS_URL) and in-memory (the embedded default).
+import type { Logger } from 'pino'
+import { createMemoryStore } from './memory.ts'
+import { createRedisStore } from './redis.ts'
+
+export interface WindowHit {
+  /** False when the limit was already reached; the hit was then not counted. */
+  allowed: boolean
+  /** Requests counted in the window, this one included when allowed. */
+  count: number
+  /** Epoch ms when the window ends. */
+  resetAt: number
+}
+
+export interface Store {
+  readonly kind: 'redis' | 'memory'
+  get (key: string): Promise<string | null>
+  /** Stores a value that expires after ttlMs. */
+  set (key: string, value: string, ttlMs: number): Promise<void>
+  del (key: string): Promise<void>
+  /**
+   * Counts one hit in a fixed window that starts at the key's first hit and lasts windowMs.
+   * Atomic: concurrent callers never over-count or both pass the last slot.
+   */
+  hitWindow (key: string, limit: number, windowMs: number): Promise<WindowHit>
+  /** SET NX PX: returns a token when the lock was taken, null when someone holds it. */
+  acquireLock (key: string, ttlMs: number): Promise<string | null>
+  /** Releases the lock only if the token still owns it. */
+  releaseLock (key: string, token: string): Promise<void>
+  health (): Promise<boolean>
+  close (): Promise<void>
+}
+
+export interface StoreOptions {
+  redisUrl: string | undefined
+  /** Largest number of cache entries kept in memory (API.md §7: 1000). */
+  memoryMaxEntries?: number
+}
+
+export function createStore (options: StoreOptions, deps: { log: Logger }): Store {
+  if (options.redisUrl !== undefined) return createRedisStore({ url: options.redisUrl }, deps)
+  return createMemoryStore({ maxEntries: options.memoryMaxEntries ?? 1000 })
+}

@@ -1,0 +1,57 @@
+// In-process store: an LRU of cache entries (bounded, per-entry expiry), counters and locks.
+// One instance only: nothing here is shared across processes.
+import { randomUUID } from 'node:crypto'
+import { LRUCache } from 'lru-cache'
+import type { Store, WindowHit } from './index.ts'
+
+interface Counter { count: number, resetAt: number }
+
+export function createMemoryStore (options: { maxEntries: number, maxCounters?: number }): Store {
+  const values = new LRUCache<string, string>({ max: options.maxEntries, ttlAutopurge: false })
+  // Counters live apart from cache entries so that cache pressure never resets anybody's quota.
+  const counters = new LRUCache<string, Counter>({ max: options.maxCounters ?? 100_000 })
+  const locks = new Map<string, { token: string, expiresAt: number }>()
+
+  return {
+    kind: 'memory',
+    async get (key) {
+      return values.get(key) ?? null
+    },
+    async set (key, value, ttlMs) {
+      values.set(key, value, { ttl: Math.max(1, Math.round(ttlMs)) })
+    },
+    async del (key) {
+      values.delete(key)
+    },
+    async hitWindow (key, limit, windowMs): Promise<WindowHit> {
+      const now = Date.now()
+      let counter = counters.get(key)
+      if (counter === undefined || counter.resetAt <= now) {
+        counter = { count: 0, resetAt: now + windowMs }
+        counters.set(key, counter, { ttl: windowMs })
+      }
+      if (counter.count >= limit) return { allowed: false, count: counter.count, resetAt: counter.resetAt }
+      counter.count += 1
+      return { allowed: true, count: counter.count, resetAt: counter.resetAt }
+    },
+    async acquireLock (key, ttlMs) {
+      const now = Date.now()
+      const held = locks.get(key)
+      if (held !== undefined && held.expiresAt > now) return null
+      const token = randomUUID()
+      locks.set(key, { token, expiresAt: now + ttlMs })
+      return token
+    },
+    async releaseLock (key, token) {
+      if (locks.get(key)?.token === token) locks.delete(key)
+    },
+    async health () {
+      return true
+    },
+    async close () {
+      values.clear()
+      counters.clear()
+      locks.clear()
+    }
+  }
+}

@@ -1,0 +1,100 @@
+// Redis store through ioredis. Counters and locks are single atomic commands or Lua scripts,
+// so two service instances on one Redis share quotas and locks without read-then-write races.
+import { randomUUID } from 'node:crypto'
+import { Redis } from 'ioredis'
+import type { Logger } from 'pino'
+import type { Store, WindowHit } from './index.ts'
+
+// KEYS[1] counter; ARGV[1] limit, ARGV[2] window ms. The window starts at the first hit (PEXPIRE on
+// the hit that creates the key) and a refused hit is not counted. Returns {allowed, count, pttl}.
+const HIT_WINDOW = `
+local count = tonumber(redis.call('GET', KEYS[1]) or '0')
+local limit = tonumber(ARGV[1])
+if count >= limit then
+  local ttl = redis.call('PTTL', KEYS[1])
+  if ttl < 0 then
+    redis.call('PEXPIRE', KEYS[1], ARGV[2])
+    ttl = tonumber(ARGV[2])
+  end
+  return {0, count, ttl}
+end
+count = redis.call('INCR', KEYS[1])
+if count == 1 then redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
+local ttl = redis.call('PTTL', KEYS[1])
+if ttl < 0 then
+  redis.call('PEXPIRE', KEYS[1], ARGV[2])
+  ttl = tonumber(ARGV[2])
+end
+return {1, count, ttl}
+`
+
+// Deletes the lock only if the caller's token still owns it.
+const RELEASE_LOCK = `
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+return 0
+`
+
+type RedisWithScripts = Redis & {
+  hitWindow (key: string, limit: number, windowMs: number): Promise<[number, number, number]>
+  releaseLock (key: string, token: string): Promise<number>
+}
+
+export function createRedisStore (options: { url: string, prefix?: string }, deps: { log: Logger }): Store {
+  const prefix = options.prefix ?? 'pagecast:'
+  const redis = new Redis(options.url, {
+    keyPrefix: prefix,
+    // Fail commands fast while Redis is away instead of queueing them without bound; reconnect forever.
+    maxRetriesPerRequest: 1,
+    enableOfflineQueue: true,
+    retryStrategy: times => Math.min(times * 200, 2000),
+    lazyConnect: false
+  }) as RedisWithScripts
+  redis.defineCommand('hitWindow', { numberOfKeys: 1, lua: HIT_WINDOW })
+  redis.defineCommand('releaseLock', { numberOfKeys: 1, lua: RELEASE_LOCK })
+  let lastError = ''
+  redis.on('error', (err: Error) => {
+    // ioredis emits the same connection error on every retry: log each distinct one once.
+    if (err.message !== lastError) deps.log.warn({ err: { message: err.message } }, 'redis error')
+    lastError = err.message
+  })
+  redis.on('ready', () => { lastError = '' })
+
+  return {
+    kind: 'redis',
+    async get (key) {
+      return await redis.get(key)
+    },
+    async set (key, value, ttlMs) {
+      await redis.set(key, value, 'PX', Math.max(1, Math.round(ttlMs)))
+    },
+    async del (key) {
+      await redis.del(key)
+    },
+    async hitWindow (key, limit, windowMs): Promise<WindowHit> {
+      const [allowed, count, pttl] = await redis.hitWindow(key, limit, windowMs)
+      return { allowed: allowed === 1, count, resetAt: Date.now() + pttl }
+    },
+    async acquireLock (key, ttlMs) {
+      const token = randomUUID()
+      const ok = await redis.set(key, token, 'PX', Math.max(1, Math.round(ttlMs)), 'NX')
+      return ok === 'OK' ? token : null
+    },
+    async releaseLock (key, token) {
+      await redis.releaseLock(key, token)
+    },
+    async health () {
+      try {
+        return (await redis.ping()) === 'PONG'
+      } catch {
+        return false
+      }
+    },
+    async close () {
+      try {
+        await redis.quit()
+      } catch {
+        redis.disconnect()
+      }
+    }
+  }
+}
