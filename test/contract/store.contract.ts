@@ -1,0 +1,86 @@
+// One contract, run against every Store backend.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import type { Store } from '../../src/store/index.ts'
+
+export function storeContract (name: string, make: () => Promise<Store>): void {
+  describe(`store contract: ${name}`, () => {
+    let store: Store
+    const ns = `t${Math.random().toString(36).slice(2)}:`
+    beforeAll(async () => { store = await make() })
+    afterAll(async () => { await store.close() })
+
+    it('gets what was set, and nothing for unknown keys', async () => {
+      await store.set(`${ns}a`, 'value-a', 60_000)
+      expect(await store.get(`${ns}a`)).toBe('value-a')
+      expect(await store.get(`${ns}missing`)).toBeNull()
+    })
+
+    it('keeps unicode and newlines intact', async () => {
+      const value = '{"a":1}\n{"title":"日本語 ✓ \\u0000"}'
+      await store.set(`${ns}u`, value, 60_000)
+      expect(await store.get(`${ns}u`)).toBe(value)
+    })
+
+    it('expires values after their ttl', async () => {
+      await store.set(`${ns}short`, 'x', 60)
+      expect(await store.get(`${ns}short`)).toBe('x')
+      await new Promise(r => setTimeout(r, 120))
+      expect(await store.get(`${ns}short`)).toBeNull()
+    })
+
+    it('deletes', async () => {
+      await store.set(`${ns}d`, 'x', 60_000)
+      await store.del(`${ns}d`)
+      expect(await store.get(`${ns}d`)).toBeNull()
+    })
+
+    it('counts hits in a window that starts at the first hit, and refuses past the limit without counting', async () => {
+      const before = Date.now()
+      const first = await store.hitWindow(`${ns}q`, 3, 10_000)
+      expect(first).toMatchObject({ allowed: true, count: 1 })
+      expect(first.resetAt).toBeGreaterThanOrEqual(before + 9_900)
+      expect(first.resetAt).toBeLessThanOrEqual(Date.now() + 10_100)
+      expect((await store.hitWindow(`${ns}q`, 3, 10_000)).count).toBe(2)
+      expect((await store.hitWindow(`${ns}q`, 3, 10_000))).toMatchObject({ allowed: true, count: 3 })
+      const refused = await store.hitWindow(`${ns}q`, 3, 10_000)
+      expect(refused).toMatchObject({ allowed: false, count: 3 })
+      // The window does not slide with later hits.
+      expect(Math.abs(refused.resetAt - first.resetAt)).toBeLessThan(200)
+    })
+
+    it('never lets concurrent hits past the limit', async () => {
+      const results = await Promise.all(Array.from({ length: 40 }, async () => await store.hitWindow(`${ns}race`, 25, 10_000)))
+      expect(results.filter(r => r.allowed)).toHaveLength(25)
+      expect(Math.max(...results.map(r => r.count))).toBe(25)
+    })
+
+    it('starts a new window once the old one is over', async () => {
+      await store.hitWindow(`${ns}w`, 1, 80)
+      expect((await store.hitWindow(`${ns}w`, 1, 80)).allowed).toBe(false)
+      await new Promise(r => setTimeout(r, 130))
+      expect(await store.hitWindow(`${ns}w`, 1, 80)).toMatchObject({ allowed: true, count: 1 })
+    })
+
+    it('gives a lock to one caller at a time, releases only with the owner token, and lets it lapse', async () => {
+      const token = await store.acquireLock(`${ns}lock`, 200)
+      expect(token).toEqual(expect.any(String))
+      expect(await store.acquireLock(`${ns}lock`, 200)).toBeNull()
+      await store.releaseLock(`${ns}lock`, 'not-the-owner')
+      expect(await store.acquireLock(`${ns}lock`, 200)).toBeNull()
+      await store.releaseLock(`${ns}lock`, token!)
+      const again = await store.acquireLock(`${ns}lock`, 60)
+      expect(again).toEqual(expect.any(String))
+      await new Promise(r => setTimeout(r, 110))
+      expect(await store.acquireLock(`${ns}lock`, 60)).toEqual(expect.any(String))
+    })
+
+    it('hands a contested lock to exactly one of many concurrent callers', async () => {
+      const tokens = await Promise.all(Array.from({ length: 20 }, async () => await store.acquireLock(`${ns}contested`, 5_000)))
+      expect(tokens.filter(t => t !== null)).toHaveLength(1)
+    })
+
+    it('reports health', async () => {
+      expect(await store.health()).toBe(true)
+    })
+  })
+}

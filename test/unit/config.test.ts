@@ -1,0 +1,62 @@
+import { describe, expect, it } from 'vitest'
+import { ConfigError, loadConfig } from '../../src/config.ts'
+
+describe('loadConfig', () => {
+  it('has the defaults of API.md §12.1', () => {
+    const c = loadConfig({})
+    expect(c).toMatchObject({
+      host: '0.0.0.0', freePort: 3000, proPort: 3001, region: 'local', logLevel: 'info', redisUrl: undefined,
+      s3: undefined, storageDir: './storage', publicUrl: 'http://localhost:3000', apiKeys: [], freeDailyLimit: 50,
+      maxTimeout: 28_000, browserQueueLimit: 64, allowPrivateHosts: [], trustProxy: false, docsUrl: 'http://localhost:3000/docs'
+    })
+    expect(c.browserConcurrency).toBeGreaterThanOrEqual(1)
+    expect(Object.isFrozen(c)).toBe(true)
+  })
+
+  it('reads every variable', () => {
+    const c = loadConfig({
+      FREE_PORT: '8000', PRO_PORT: '8001', HOST: '127.0.0.1', REGION: 'eu-1', LOG_LEVEL: 'warn', REDIS_URL: 'redis://r:6379',
+      S3_BUCKET: 'b', S3_ENDPOINT: 'http://minio:9000', S3_REGION: 'eu-west-1', S3_ACCESS_KEY_ID: 'id', S3_SECRET_ACCESS_KEY: 's',
+      S3_FORCE_PATH_STYLE: 'true', CDN_URL: 'https://cdn.example.com/', STORAGE_DIR: '/data', PUBLIC_URL: 'https://api.example.com',
+      API_KEYS: 'k1, k2', FREE_DAILY_LIMIT: '0', MAX_TIMEOUT: '10s', CHROMIUM_PATH: '/usr/bin/chromium',
+      BROWSER_WS_ENDPOINT: 'ws://b:3000', BROWSER_CONCURRENCY: '3', BROWSER_QUEUE_LIMIT: '10',
+      ALLOW_PRIVATE_HOSTS: '127.0.0.1:8080,[::1]:9000,LOCALHOST:4000', TRUST_PROXY: '10.0.0.0/8,192.168.1.1', DOCS_URL: 'https://docs.example.com'
+    })
+    expect(c).toMatchObject({
+      freePort: 8000, proPort: 8001, host: '127.0.0.1', region: 'eu-1', logLevel: 'warn', redisUrl: 'redis://r:6379',
+      s3: { bucket: 'b', endpoint: 'http://minio:9000', region: 'eu-west-1', accessKeyId: 'id', secretAccessKey: 's', forcePathStyle: true, cdnUrl: 'https://cdn.example.com' },
+      storageDir: '/data', publicUrl: 'https://api.example.com', apiKeys: ['k1', 'k2'], freeDailyLimit: 0, maxTimeout: 10_000,
+      chromiumPath: '/usr/bin/chromium', browserWsEndpoint: 'ws://b:3000', browserConcurrency: 3, browserQueueLimit: 10,
+      allowPrivateHosts: ['127.0.0.1:8080', '[::1]:9000', 'localhost:4000'], trustProxy: ['10.0.0.0/8', '192.168.1.1'],
+      docsUrl: 'https://docs.example.com'
+    })
+    expect(loadConfig({ TRUST_PROXY: 'true' }).trustProxy).toBe(true)
+    expect(loadConfig({ TRUST_PROXY: '2' }).trustProxy).toBe(2)
+    expect(loadConfig({ FREE_PORT: '4000' }).publicUrl).toBe('http://localhost:4000')
+    expect(loadConfig({ MAX_TIMEOUT: '15000' }).maxTimeout).toBe(15_000)
+  })
+
+  it.each([
+    ['FREE_PORT', { FREE_PORT: 'abc' }],
+    ['PRO_PORT', { PRO_PORT: '70000' }],
+    ['PRO_PORT', { FREE_PORT: '4000', PRO_PORT: '4000' }],
+    ['LOG_LEVEL', { LOG_LEVEL: 'loud' }],
+    ['REDIS_URL', { REDIS_URL: 'localhost:6379' }],
+    ['CDN_URL', { S3_BUCKET: 'b' }],
+    ['S3_FORCE_PATH_STYLE', { S3_BUCKET: 'b', CDN_URL: 'http://c', S3_FORCE_PATH_STYLE: 'maybe' }],
+    ['FREE_DAILY_LIMIT', { FREE_DAILY_LIMIT: '-1' }],
+    ['MAX_TIMEOUT', { MAX_TIMEOUT: 'soon' }],
+    ['BROWSER_CONCURRENCY', { BROWSER_CONCURRENCY: '0' }],
+    ['ALLOW_PRIVATE_HOSTS', { ALLOW_PRIVATE_HOSTS: '127.0.0.1' }],
+    ['TRUST_PROXY', { TRUST_PROXY: 'everyone' }],
+    ['API_KEYS', { API_KEYS: 'sha256:abc' }],
+    ['PUBLIC_URL', { PUBLIC_URL: 'ftp://x' }],
+    ['REGION', { REGION: 'has space' }]
+  ])('stops with a message naming %s', (variable, env) => {
+    let error: unknown
+    try { loadConfig(env) } catch (err) { error = err }
+    expect(error).toBeInstanceOf(ConfigError)
+    expect((error as ConfigError).variable).toBe(variable)
+    expect((error as Error).message).toContain(variable)
+  })
+})
