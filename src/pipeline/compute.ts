@@ -27,9 +27,7 @@ export async function computeEntry (
 
   if (!needsPage(options)) {
     // Nothing needs the page: no fetch at all, but the target is still resolved and checked.
-    const url = new URL(options.url)
-    ctx.guard.assertUrlAllowed(url)
-    await ctx.guard.resolveChecked(url.hostname, effectivePort(url))
+    await ctx.guard.assertUrlResolvesAllowed(new URL(options.url))
     envelope = { status: 'success', data: {}, statusCode: null, headers: {}, redirects: [] }
     fetchMode = 'skipped'
   } else {
@@ -66,9 +64,4 @@ export async function computeEntry (
 /** Whether anything asked for needs the target's content. */
 function needsPage (options: ExtractOptions): boolean {
   return options.meta !== false
-}
-
-export function effectivePort (url: URL): number {
-  if (url.port !== '') return Number(url.port)
-  return url.protocol === 'https:' ? 443 : 80
 }
