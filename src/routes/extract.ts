@@ -48,6 +48,8 @@ export async function extractRoutes (app: FastifyInstance, { ctx, plan }: { ctx:
     await checkPlan(request)
     await checkQuota(request, reply)
     const options = parseQuery(rawQueryOf(request.url), { plan, headers: request.headers, maxTimeout: ctx.config.maxTimeout })
+    // Literal address checks belong to validation (API.md §1.4 step 6), before the cache lookup.
+    ctx.guard.assertUrlAllowed(new URL(options.url))
 
     const controller = new AbortController()
     const timer = setTimeout(() => {

@@ -1,0 +1,120 @@
+// Real listeners: HTTP over sockets, the official @microlink/mql client, and the process's own
+// start-up and graceful shutdown.
+import { spawn } from 'node:child_process'
+import path from 'node:path'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import mqlClient, { MicrolinkError } from '@microlink/mql'
+import { build, type Built } from '../helpers/build.ts'
+import { startFixtureServer, type FixtureServer } from '../helpers/fixture-server.ts'
+import { freePort } from '../setup/global-setup.ts'
+
+const ROOT = path.resolve(import.meta.dirname, '../..')
+
+interface MqlResult { status: string, statusCode: number, data: Record<string, unknown> }
+// mql's own types pick the raw-response overload for option objects they do not know; call it plainly.
+const mql = mqlClient as unknown as (url: string, opts: Record<string, unknown>) => Promise<MqlResult>
+
+let fx: FixtureServer
+let app: Built
+let freeUrl: string
+let proUrl: string
+let closedPort: number
+
+beforeAll(async () => {
+  fx = await startFixtureServer()
+  closedPort = await freePort()
+  app = await build({ ALLOW_PRIVATE_HOSTS: `${fx.host},127.0.0.1:${closedPort}`, API_KEYS: 'mql-key', FREE_DAILY_LIMIT: '3' })
+  freeUrl = await app.free.listen({ port: 0, host: '127.0.0.1' })
+  proUrl = await app.pro.listen({ port: 0, host: '127.0.0.1' })
+})
+
+afterAll(async () => {
+  await app.close()
+  await fx.close()
+})
+
+describe('real listeners', () => {
+  it('serve the API over HTTP with the envelope and headers', async () => {
+    const res = await fetch(`${freeUrl}/?url=${encodeURIComponent(`${fx.origin}/article/`)}`)
+    expect(res.status).toBe(200)
+    expect(res.headers.get('x-pricing-plan')).toBe('free')
+    expect(res.headers.get('x-cache-status')).toBe('MISS')
+    const body = await res.json() as { status: string, data: { title: string } }
+    expect(body.data.title).toBe('Shipping faster')
+  })
+})
+
+describe('@microlink/mql pointed at pagecast', () => {
+  it('gets metadata from the pro endpoint with apiKey', async () => {
+    const result = await mql(`${fx.origin}/article/`, { endpoint: proUrl, apiKey: 'mql-key', meta: { title: true, image: true } })
+    expect(result.status).toBe('success')
+    expect(result.data.title).toBe('Shipping faster')
+    expect((result.data.image as { width: number }).width).toBe(1200)
+    expect(result.statusCode).toBe(200)
+  })
+
+  it('gets metadata from the free endpoint', async () => {
+    const result = await mql(`${fx.origin}/plain/`, { endpoint: freeUrl })
+    expect(result.status).toBe('success')
+    expect(result.data.title).toBe('A plain page')
+  })
+
+  it('surfaces an invalid target as MicrolinkError with our code', async () => {
+    const error = await mql('http://localhost/', { endpoint: proUrl, apiKey: 'mql-key' }).catch((err: unknown) => err)
+    expect(error).toBeInstanceOf(MicrolinkError)
+    expect(error).toMatchObject({ code: 'EFORBIDDENURL', status: 'fail', statusCode: 400 })
+    const unreachable = await mql(`http://127.0.0.1:${closedPort}/`, { endpoint: proUrl, apiKey: 'mql-key' }).catch((err: unknown) => err)
+    expect(unreachable).toBeInstanceOf(MicrolinkError)
+    expect(unreachable).toMatchObject({ code: 'EINVALURL', statusCode: 400 })
+    const wrongKey = await mql(`${fx.origin}/plain/`, { endpoint: proUrl, apiKey: 'wrong' }).catch((err: unknown) => err)
+    expect(wrongKey).toMatchObject({ code: 'EAUTH', statusCode: 403 })
+  })
+
+  it('surfaces a spent quota as MicrolinkError ERATE', async () => {
+    let error: unknown
+    for (let i = 0; i < 5 && error === undefined; i++) {
+      await mql(`${fx.origin}/plain/`, { endpoint: freeUrl, meta: false }).catch((err: unknown) => { error = err })
+    }
+    expect(error).toBeInstanceOf(MicrolinkError)
+    expect(error).toMatchObject({ code: 'ERATE', statusCode: 429 })
+  })
+})
+
+describe('the process', () => {
+  it('stops at start with a message naming a bad variable', async () => {
+    const child = spawn(process.execPath, ['src/server.ts'], { cwd: ROOT, env: { ...process.env, FREE_PORT: 'abc' }, stdio: ['ignore', 'pipe', 'pipe'] })
+    let stderr = ''
+    child.stderr.on('data', (d: Buffer) => { stderr += d.toString() })
+    const code = await new Promise<number | null>(resolve => child.on('exit', resolve))
+    expect(code).toBe(1)
+    expect(stderr).toContain('FREE_PORT')
+  })
+
+  it('finishes requests in flight on SIGTERM, then exits', async () => {
+    fx.route('/drain', (_req, res) => { setTimeout(() => { res.writeHead(200, { 'content-type': 'text/html' }); res.end('<title>Drained</title>') }, 1200) })
+    const [free, pro] = [await freePort(), await freePort()]
+    const child = spawn(process.execPath, ['src/server.ts'], {
+      cwd: ROOT,
+      env: { ...process.env, FREE_PORT: String(free), PRO_PORT: String(pro), HOST: '127.0.0.1', ALLOW_PRIVATE_HOSTS: fx.host, LOG_LEVEL: 'warn' },
+      stdio: ['ignore', 'pipe', 'pipe']
+    })
+    const exited = new Promise<number | null>(resolve => child.on('exit', resolve))
+    try {
+      for (let i = 0; i < 100; i++) {
+        const ok = await fetch(`http://127.0.0.1:${free}/health`).then(r => r.ok, () => false)
+        if (ok) break
+        await new Promise(r => setTimeout(r, 100))
+      }
+      const inFlight = fetch(`http://127.0.0.1:${free}/?url=${encodeURIComponent(`${fx.origin}/drain`)}`)
+      await new Promise(r => setTimeout(r, 300))
+      child.kill('SIGTERM')
+      const res = await inFlight
+      expect(res.status).toBe(200)
+      expect(((await res.json()) as { data: { title: string } }).data.title).toBe('Drained')
+      expect(await exited).toBe(0)
+      await expect(fetch(`http://127.0.0.1:${free}/health`)).rejects.toThrow()
+    } finally {
+      child.kill('SIGKILL')
+    }
+  })
+})
