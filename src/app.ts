@@ -1,7 +1,7 @@
 // buildApp(ctx, {plan}): one Fastify instance per listener, both over the same context. Never listens.
 import { randomUUID } from 'node:crypto'
 import { constants as zlib } from 'node:zlib'
-import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify'
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify'
 import cors from '@fastify/cors'
 import compress from '@fastify/compress'
 import type { AppContext } from './context.ts'
@@ -31,10 +31,10 @@ export const EXPOSED_HEADERS = [
 export async function buildApp (ctx: AppContext, { plan }: { plan: Plan }): Promise<FastifyInstance> {
   const app = Fastify({
     loggerInstance: ctx.log.child({ listener: plan }) as FastifyBaseLogger,
-    disableRequestLogging: true,
+    // One summary line per request (onResponse below) instead of Fastify's two.
+    logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: 'reqId' }),
     genReqId: () => `${ctx.config.region}:${randomUUID()}`,
     requestIdHeader: false,
-    requestIdLogLabel: 'reqId',
     // Fastify takes a hop count too, though its types omit it.
     trustProxy: ctx.config.trustProxy as boolean | string[],
     return503OnClosing: true,
@@ -51,6 +51,9 @@ export async function buildApp (ctx: AppContext, { plan }: { plan: Plan }): Prom
   app.addHook('onSend', async (request, reply, payload) => {
     reply.header('x-response-time', pretty(performance.now() - request.startedAt))
     if (reply.getHeader('cache-control') === undefined) reply.header('cache-control', 'no-store')
+    // While draining, close each connection after its answer: a keep-alive socket that was busy when
+    // close() began would otherwise hold the process open until its idle timeout.
+    if (ctx.closing) reply.header('connection', 'close')
     return payload
   })
   app.addHook('onResponse', async (request, reply) => {
