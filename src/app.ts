@@ -1,12 +1,14 @@
 // buildApp(ctx, {plan}): one Fastify instance per listener, both over the same context. Never listens.
 import { randomUUID } from 'node:crypto'
+import http from 'node:http'
+import type { Duplex } from 'node:stream'
 import { constants as zlib } from 'node:zlib'
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify'
 import cors from '@fastify/cors'
 import compress from '@fastify/compress'
 import type { AppContext } from './context.ts'
 import { AppError } from './errors.ts'
-import { createErrorHandler } from './http/error-handler.ts'
+import { createErrorHandler, errorBody } from './http/error-handler.ts'
 import { pretty } from './http/reply.ts'
 import { extractRoutes } from './routes/extract.ts'
 import { healthRoutes } from './routes/health.ts'
@@ -28,6 +30,31 @@ export const EXPOSED_HEADERS = [
   'server-timing', 'retry-after'
 ]
 
+const MAX_HEADER_BYTES = 64 * 1024
+
+/** Requests Node's HTTP parser refuses (too large, malformed) still get a JSON error with a code. */
+function answerClientError (err: NodeJS.ErrnoException, socket: Duplex, region: string, docsUrl: string, plan: Plan): void {
+  if (!socket.writable) { socket.destroy(); return }
+  const id = `${region}:${randomUUID()}`
+  const tooLarge = err.code === 'HPE_HEADER_OVERFLOW'
+  const body = JSON.stringify(errorBody(new AppError('EINVALQUERY', {
+    data: { request: tooLarge ? 'The request line and headers exceed 64 KiB; queries are limited to 32 KiB.' : 'The request could not be parsed.' }
+  }), id, docsUrl))
+  socket.end([
+    'HTTP/1.1 400 Bad Request',
+    'content-type: application/json; charset=utf-8',
+    `content-length: ${Buffer.byteLength(body)}`,
+    'cache-control: no-store',
+    `x-request-id: ${id}`,
+    `x-pricing-plan: ${plan}`,
+    'x-content-type-options: nosniff',
+    'access-control-allow-origin: *',
+    'connection: close',
+    '',
+    body
+  ].join('\r\n'))
+}
+
 export async function buildApp (ctx: AppContext, { plan }: { plan: Plan }): Promise<FastifyInstance> {
   const app = Fastify({
     loggerInstance: ctx.log.child({ listener: plan }) as FastifyBaseLogger,
@@ -38,7 +65,11 @@ export async function buildApp (ctx: AppContext, { plan }: { plan: Plan }): Prom
     // Fastify takes a hop count too, though its types omit it.
     trustProxy: ctx.config.trustProxy as boolean | string[],
     return503OnClosing: true,
-    routerOptions: { maxParamLength: 500 }
+    routerOptions: { maxParamLength: 500 },
+    // Queries up to 32 KiB are the API's limit (API.md §2); Node's default header limit is 16 KiB, so
+    // allow 64 KiB of headers and let the parser answer EINVALQUERY for anything between.
+    serverFactory: handler => http.createServer({ maxHeaderSize: MAX_HEADER_BYTES }, handler),
+    clientErrorHandler: (err, socket) => { answerClientError(err, socket, ctx.config.region, ctx.config.docsUrl, plan) }
   })
 
   app.decorateRequest('startedAt', 0)

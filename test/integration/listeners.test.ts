@@ -42,6 +42,17 @@ describe('real listeners', () => {
     const body = await res.json() as { status: string, data: { title: string } }
     expect(body.data.title).toBe('Shipping faster')
   })
+
+  it('answer an oversized query with a JSON EINVALQUERY, below and above the header limit', async () => {
+    const target = encodeURIComponent(`${fx.origin}/plain/`)
+    const over32k = await fetch(`${freeUrl}/?url=${target}&v=${'a'.repeat(40 * 1024)}`)
+    expect(over32k.status).toBe(400)
+    expect(((await over32k.json()) as { code: string }).code).toBe('EINVALQUERY')
+    const over64k = await fetch(`${freeUrl}/?url=${target}&v=${'a'.repeat(80 * 1024)}`)
+    expect(over64k.status).toBe(400)
+    expect(over64k.headers.get('x-request-id')).toMatch(/^local:/)
+    expect(((await over64k.json()) as { code: string }).code).toBe('EINVALQUERY')
+  })
 })
 
 describe('@microlink/mql pointed at pagecast', () => {
