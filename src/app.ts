@@ -10,6 +10,7 @@ import type { AppContext } from './context.ts'
 import { AppError } from './errors.ts'
 import { createErrorHandler, errorBody } from './http/error-handler.ts'
 import { pretty } from './http/reply.ts'
+import { redactUrl } from './logger.ts'
 import { extractRoutes } from './routes/extract.ts'
 import { healthRoutes } from './routes/health.ts'
 import { docsRoutes } from './routes/docs.ts'
@@ -72,6 +73,7 @@ export async function buildApp (ctx: AppContext, { plan }: { plan: Plan }): Prom
     clientErrorHandler: (err, socket) => { answerClientError(err, socket, ctx.config.region, ctx.config.docsUrl, plan) }
   })
 
+  const debugRequests = ctx.log.isLevelEnabled('debug')
   app.decorateRequest('startedAt', 0)
   app.addHook('onRequest', async (request, reply) => {
     request.startedAt = performance.now()
@@ -88,8 +90,11 @@ export async function buildApp (ctx: AppContext, { plan }: { plan: Plan }): Prom
     return payload
   })
   app.addHook('onResponse', async (request, reply) => {
+    // One short line per request; headers only at debug (they are redacted there too).
     request.log.info({
-      req: request,
+      method: request.method,
+      url: redactUrl(request.url),
+      ...(debugRequests ? { req: request } : {}),
       status: reply.statusCode,
       ms: Math.round((performance.now() - request.startedAt) * 10) / 10,
       cache: reply.getHeader('x-cache-status')

@@ -20,13 +20,15 @@ export interface RunOptions {
   /** The request's deadline. */
   signal: AbortSignal
   log: Logger
+  /** The options' cache key, when the caller has it already. */
+  cacheKey?: string
 }
 
 /** ms a lock outlives the computation's own deadline, so a crashed holder's lock lapses soon after. */
 const LOCK_MARGIN_MS = 2000
 
 export async function serveExtract (ctx: AppContext, options: ExtractOptions, run: RunOptions): Promise<Served> {
-  const key = cacheKeyOf(options)
+  const key = run.cacheKey ?? cacheKeyOf(options)
   const timings: Record<string, number> = {}
   const startedAt = Date.now()
 

@@ -9,6 +9,8 @@ import { quotaSubject } from '../http/client-ip.ts'
 import { sendServed, serverTiming, setCacheHeaders } from '../http/reply.ts'
 import { parseQuery } from '../schemas/query.ts'
 import { serveExtract } from '../pipeline/index.ts'
+import { cacheKeyOf } from '../pipeline/normalize.ts'
+import { createParsedQueries } from '../http/parsed-queries.ts'
 
 export function rawQueryOf (url: string): string {
   const q = url.indexOf('?')
@@ -16,6 +18,7 @@ export function rawQueryOf (url: string): string {
 }
 
 export async function extractRoutes (app: FastifyInstance, { ctx, plan }: { ctx: AppContext, plan: Plan }): Promise<void> {
+  const parsedQueries = createParsedQueries()
   async function checkPlan (request: FastifyRequest): Promise<void> {
     const key = request.headers['x-api-key']
     if (plan === 'free') {
@@ -47,16 +50,20 @@ export async function extractRoutes (app: FastifyInstance, { ctx, plan }: { ctx:
   async function handle (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
     await checkPlan(request)
     await checkQuota(request, reply)
-    const options = parseQuery(rawQueryOf(request.url), { plan, headers: request.headers, maxTimeout: ctx.config.maxTimeout })
-    // Literal address checks belong to validation (API.md §1.4 step 6), before the cache lookup.
-    ctx.guard.assertUrlAllowed(new URL(options.url))
+    const raw = rawQueryOf(request.url)
+    const { options, cacheKey } = parsedQueries.get(plan, raw, request.headers, () => {
+      const parsed = parseQuery(raw, { plan, headers: request.headers, maxTimeout: ctx.config.maxTimeout })
+      // Literal address checks belong to validation (API.md §1.4 step 6), before the cache lookup.
+      ctx.guard.assertUrlAllowed(new URL(parsed.url))
+      return { options: parsed, cacheKey: cacheKeyOf(parsed) }
+    })
 
     const controller = new AbortController()
     const timer = setTimeout(() => {
       controller.abort(new AppError('ETIMEOUT', { data: { timeout: `The request did not finish within ${options.timeout} ms.` } }))
     }, options.timeout)
     try {
-      const served = await serveExtract(ctx, options, { signal: controller.signal, log: request.log as Logger })
+      const served = await serveExtract(ctx, options, { signal: controller.signal, log: request.log as Logger, cacheKey })
       setCacheHeaders(reply, served, Date.now())
       reply.header('server-timing', serverTiming(served.timings, performance.now() - request.startedAt))
       return await sendServed(ctx, reply, served, options, controller.signal)

@@ -1,0 +1,47 @@
+// Shared pieces of the benchmarks: a redis-server, a load generator in its own process, statistics.
+import { spawn, execFile } from 'node:child_process'
+import { mkdtempSync } from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+import { promisify } from 'node:util'
+import { freePort } from '../test/setup/global-setup.ts'
+
+const run = promisify(execFile)
+
+export async function startRedis (): Promise<{ url: string, stop: () => void }> {
+  const port = await freePort()
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'pagecast-bench-redis-'))
+  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir], { stdio: 'ignore' })
+  for (let i = 0; i < 100; i++) {
+    try {
+      await run('redis-cli', ['-p', String(port), 'ping'])
+      break
+    } catch {
+      await new Promise(r => setTimeout(r, 50))
+    }
+  }
+  return { url: `redis://127.0.0.1:${port}`, stop: () => child.kill('SIGTERM') }
+}
+
+export interface LoadResult { rps: number, p50: number, p99: number, errors: number, non2xx: number }
+
+/** autocannon in a child process, so the load generator does not share the server's event loop. */
+export async function load (url: string, options: { connections: number, seconds: number, headers?: Record<string, string> }): Promise<LoadResult> {
+  const bin = path.resolve(import.meta.dirname, '../node_modules/.bin/autocannon')
+  const args = ['-j', '-c', String(options.connections), '-d', String(options.seconds)]
+  for (const [k, v] of Object.entries(options.headers ?? {})) args.push('-H', `${k}=${v}`)
+  args.push(url)
+  const { stdout } = await run(bin, args, { maxBuffer: 16 * 1024 * 1024 })
+  const result = JSON.parse(stdout) as { requests: { average: number }, latency: { p50: number, p99: number }, errors: number, non2xx: number }
+  return { rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, errors: result.errors, non2xx: result.non2xx }
+}
+
+export function median (values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b)
+  const mid = Math.floor(sorted.length / 2)
+  return sorted.length % 2 === 1 ? sorted[mid]! : ((sorted[mid - 1]! + sorted[mid]!) / 2)
+}
+
+export function fmt (n: number, digits = 2): string {
+  return n.toFixed(digits)
+}

@@ -1,0 +1,132 @@
+// Issue 2's benchmark: (a) cache hits through a real listener against a bare Fastify route serving one
+// Redis GET of the same value; (b) a cold metadata request against raw undici + metascraper + the same
+// image and logo probes, on the same fixture page. Loopback only; bounded in time.
+import { Writable } from 'node:stream'
+import Fastify from 'fastify'
+import { Redis } from 'ioredis'
+import { request } from 'undici'
+import { imageSize } from 'image-size'
+import createMetascraper from 'metascraper'
+import metascraperTitle from 'metascraper-title'
+import metascraperDescription from 'metascraper-description'
+import metascraperAuthor from 'metascraper-author'
+import metascraperPublisher from 'metascraper-publisher'
+import metascraperDate from 'metascraper-date'
+import metascraperLang from 'metascraper-lang'
+import metascraperImage from 'metascraper-image'
+import metascraperLogo from 'metascraper-logo'
+import metascraperLogoFavicon from 'metascraper-logo-favicon'
+import metascraperUrl from 'metascraper-url'
+import { loadConfig } from '../src/config.ts'
+import { createLogger } from '../src/logger.ts'
+import { closeContext, createContext } from '../src/context.ts'
+import { buildApp } from '../src/app.ts'
+import { cacheKeyOf } from '../src/pipeline/normalize.ts'
+import { parseQuery } from '../src/schemas/query.ts'
+import { startFixtureServer } from '../test/helpers/fixture-server.ts'
+import { fmt, load, median, startRedis } from './lib.ts'
+
+const KEY = 'bench-key'
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 5)
+
+export async function benchMetadata (): Promise<Record<string, number>> {
+  const redis = await startRedis()
+  const fx = await startFixtureServer()
+  const sink = new Writable({ write (_c, _e, cb) { cb() } })
+  const config = loadConfig({ REDIS_URL: redis.url, API_KEYS: KEY, ALLOW_PRIVATE_HOSTS: fx.host, FREE_DAILY_LIMIT: '1000000000', LOG_LEVEL: 'info' })
+  const ctx = await createContext(config, createLogger({ level: 'info', destination: sink }))
+  const pro = await buildApp(ctx, { plan: 'pro' })
+  const free = await buildApp(ctx, { plan: 'free' })
+  const proUrl = await pro.listen({ port: 0, host: '127.0.0.1' })
+  const freeUrl = await free.listen({ port: 0, host: '127.0.0.1' })
+  const figures: Record<string, number> = {}
+
+  try {
+    // (a) cache hits
+    const query = `url=${encodeURIComponent(`${fx.origin}/article/`)}`
+    const warm = await fetch(`${proUrl}/?${query}`, { headers: { 'x-api-key': KEY } })
+    if (warm.status !== 200) throw new Error(`warm-up failed: ${warm.status}`)
+    const options = parseQuery(query, { plan: 'pro', headers: {}, maxTimeout: config.maxTimeout })
+    const entryKey = `pagecast:cache:${cacheKeyOf(options)}`
+
+    const bareRedis = new Redis(redis.url)
+    const bare = Fastify()
+    bare.get('/', async (_req, reply) => await reply.type('application/json; charset=utf-8').send(await bareRedis.get(entryKey)))
+    const bareUrl = await bare.listen({ port: 0, host: '127.0.0.1' })
+
+    const headers = { 'x-api-key': KEY }
+    await load(`${proUrl}/?${query}`, { connections: 10, seconds: 1, headers }) // JIT warm-up
+    await load(`${bareUrl}/`, { connections: 10, seconds: 1 })
+    const ours50 = await load(`${proUrl}/?${query}`, { connections: 50, seconds: SECONDS, headers })
+    const bare50 = await load(`${bareUrl}/`, { connections: 50, seconds: SECONDS })
+    const free50 = await load(`${freeUrl}/?${query}`, { connections: 50, seconds: SECONDS })
+    const ours1 = await load(`${proUrl}/?${query}`, { connections: 1, seconds: SECONDS, headers })
+    const bare1 = await load(`${bareUrl}/`, { connections: 1, seconds: SECONDS })
+    await bare.close()
+    bareRedis.disconnect()
+    if (ours50.non2xx + bare50.non2xx + ours1.non2xx > 0) throw new Error('non-2xx answers during the cache-hit runs')
+
+    figures.hitRpsOurs = ours50.rps
+    figures.hitRpsBare = bare50.rps
+    figures.hitRpsFreeWithQuota = free50.rps
+    figures.hitRatio = ours50.rps / bare50.rps
+    figures.hitP99Ours = ours1.p99
+    figures.hitP99Bare = bare1.p99
+    figures.hitP50Ours = ours1.p50
+
+    // (b) cold metadata requests, sequential, distinct URLs, against the raw pipeline on the same page
+    const metascraper = createMetascraper([
+      metascraperTitle(), metascraperDescription(), metascraperAuthor(), metascraperPublisher(), metascraperDate(),
+      metascraperLang(), metascraperImage(), metascraperLogo(), metascraperLogoFavicon({ google: false }), metascraperUrl()
+    ])
+    async function probe (url: string): Promise<unknown> {
+      const res = await request(url, { headers: { range: 'bytes=0-65535' } })
+      const body = Buffer.from(await res.body.arrayBuffer())
+      return { type: res.headers['content-type'], size: body.length, ...imageSize(body) }
+    }
+    async function raw (url: string): Promise<void> {
+      const res = await request(url)
+      const html = await res.body.text()
+      const meta = await metascraper({ url, html }) as { image?: string, logo?: string }
+      await Promise.all([meta.image, meta.logo].filter((u): u is string => typeof u === 'string').map(probe))
+    }
+    async function ours (url: string): Promise<void> {
+      const res = await fetch(`${proUrl}/?url=${encodeURIComponent(url)}`, { headers })
+      if (res.status !== 200 || res.headers.get('x-cache-status') !== 'MISS') throw new Error(`cold request: ${res.status} ${res.headers.get('x-cache-status')}`)
+      await res.arrayBuffer()
+    }
+    const rounds = 60
+    for (let i = 0; i < 10; i++) { await raw(`${fx.origin}/article/?w=${i}`); await ours(`${fx.origin}/article/?w=${i}`) }
+    const rawTimes: number[] = []
+    const ourTimes: number[] = []
+    for (let i = 0; i < rounds; i++) {
+      // Interleaved so that both see the same machine state.
+      let t = performance.now()
+      await raw(`${fx.origin}/article/?r=${i}`)
+      rawTimes.push(performance.now() - t)
+      t = performance.now()
+      await ours(`${fx.origin}/article/?o=${i}`)
+      ourTimes.push(performance.now() - t)
+    }
+    figures.coldMsOurs = median(ourTimes)
+    figures.coldMsRaw = median(rawTimes)
+    figures.coldRatio = figures.coldMsOurs / figures.coldMsRaw
+  } finally {
+    await pro.close()
+    await free.close()
+    await closeContext(ctx)
+    await fx.close()
+    redis.stop()
+  }
+  return figures
+}
+
+export function printMetadata (f: Record<string, number>): void {
+  const line = (s: string): void => { process.stdout.write(`${s}\n`) }
+  line('## metadata and cache (issue 2)')
+  line(`(a) cache HIT, 50 connections: pagecast ${fmt(f.hitRpsOurs!, 0)} req/s (free listener with quota: ${fmt(f.hitRpsFreeWithQuota!, 0)}), bare Fastify + one Redis GET ${fmt(f.hitRpsBare!, 0)} req/s`)
+  line(`    ratio ${fmt(f.hitRatio!)} (target >= 0.80)`)
+  line(`    1 connection: p50 ${fmt(f.hitP50Ours!)} ms, p99 ${fmt(f.hitP99Ours!)} ms (bare p99 ${fmt(f.hitP99Bare!)} ms; target p99 < 5 ms)`)
+  line(`(b) cold metadata request: pagecast ${fmt(f.coldMsOurs!)} ms, raw undici + metascraper + probes ${fmt(f.coldMsRaw!)} ms (median)`)
+  line(`    ratio ${fmt(f.coldRatio!)} (target <= 1.20)`)
+}

@@ -1,0 +1,49 @@
+// Memo of parsed queries: the options and the cache key are a pure function of the plan, the raw query
+// string and the forwarded x-api-header-* values (config is fixed for the process), so repeated
+// queries (every cache hit) skip parsing, validation and hashing. Only successes are kept; entries are
+// frozen so that no request can alter another's options.
+import { LRUCache } from 'lru-cache'
+import type { IncomingHttpHeaders } from 'node:http'
+import type { ExtractOptions } from '../schemas/options.ts'
+
+export interface ParsedQuery {
+  options: Readonly<ExtractOptions>
+  cacheKey: string
+}
+
+export interface ParsedQueries {
+  get (plan: string, rawQuery: string, headers: IncomingHttpHeaders, compute: () => ParsedQuery): ParsedQuery
+}
+
+function forwardedHeaders (headers: IncomingHttpHeaders): string {
+  let out = ''
+  for (const name in headers) {
+    if (name.startsWith('x-api-header-')) out += `${name}\u0000${String(headers[name])}\u0000`
+  }
+  return out
+}
+
+function deepFreeze<T> (value: T): T {
+  if (value !== null && typeof value === 'object' && !Object.isFrozen(value)) {
+    Object.freeze(value)
+    for (const member of Object.values(value)) deepFreeze(member)
+  }
+  return value
+}
+
+export function createParsedQueries (max = 10_000): ParsedQueries {
+  const memo = new LRUCache<string, ParsedQuery>({ max })
+  return {
+    get (plan, rawQuery, headers, compute) {
+      // Very long queries are rare and would make large keys: parse them every time.
+      if (rawQuery.length > 4096) return compute()
+      const key = `${plan}\u0001${rawQuery}\u0001${forwardedHeaders(headers)}`
+      const hit = memo.get(key)
+      if (hit !== undefined) return hit
+      const parsed = compute()
+      deepFreeze(parsed.options)
+      memo.set(key, parsed)
+      return parsed
+    }
+  }
+}
