@@ -1,0 +1,66 @@
+// prerender=auto (API.md §3.6): a plain GET unless something needs the browser, and the browser takes
+// over when the GET fails or its HTML looks client-rendered. Pure decisions, no I/O.
+import type { ExtractOptions } from '../schemas/options.ts'
+
+/** Whether any parameter asked for needs a real browser, whatever `prerender` says. */
+export function needsBrowser (options: ExtractOptions): boolean {
+  if (options.screenshot !== false || options.pdf !== false) return true
+  if (options.function !== undefined) return true
+  if (options.insights !== false && options.insights.lighthouse !== false) return true
+  if (options.click.length > 0 || options.scroll !== undefined) return true
+  if (options.scripts.length > 0 || options.modules.length > 0 || options.styles.length > 0) return true
+  if (options.waitForSelector !== undefined || options.waitForTimeout !== undefined) return true
+  if (!(options.waitUntil.length === 1 && options.waitUntil[0] === 'auto')) return true
+  if (options.data !== undefined) {
+    for (const rules of Object.values(options.data)) {
+      if (rules.some(rule => rule.evaluate !== undefined)) return true
+    }
+  }
+  return false
+}
+
+export type LoadMode = 'fetch' | 'prerender' | 'auto'
+
+/** How the page will be loaded first: always the browser, never, or a GET that may hand over. */
+export function loadModeOf (options: ExtractOptions): LoadMode {
+  if (options.prerender === true || needsBrowser(options)) return 'prerender'
+  if (options.prerender === false) return 'fetch'
+  return 'auto'
+}
+
+const HTML_TYPE = /^\s*(text\/html|application\/xhtml\+xml)\b/i
+
+export function isHtml (contentType: string | undefined, body: Buffer): boolean {
+  if (contentType !== undefined && contentType !== '') return HTML_TYPE.test(contentType)
+  const head = body.subarray(0, 512).toString('latin1').trimStart().toLowerCase()
+  return head.startsWith('<!doctype html') || head.startsWith('<html')
+}
+
+/** Reads at most this much of the HTML for the heuristics: enough for any head and a body's start. */
+const SCAN_BYTES = 512 * 1024
+
+/**
+ * Whether the HTML looks rendered by JavaScript in the browser: custom elements (hyphenated tags outside
+ * svg and math), a body holding scripts but no text, or no <title> and no og:/twitter: tags at all.
+ */
+export function looksClientRendered (html: string): boolean {
+  const doc = html.length > SCAN_BYTES ? html.slice(0, SCAN_BYTES) : html
+  const withoutForeign = doc
+    .replace(/<!--[\s\S]*?-->/g, '')
+    .replace(/<(svg|math)\b[\s\S]*?<\/\1\s*>/gi, '')
+  if (/<[a-z][a-z0-9]*-[a-z0-9-]*(?=[\s/>])/i.test(withoutForeign)) return true
+
+  const hasTitle = /<title\b[^>]*>\s*[^<\s][^<]*<\/title>/i.test(doc)
+  const hasSocial = /<meta\b[^>]*\b(property|name)\s*=\s*["']?(og|twitter):/i.test(doc)
+  if (!hasTitle && !hasSocial) return true
+
+  const body = /<body\b[^>]*>([\s\S]*)/i.exec(doc)?.[1]
+  if (body !== undefined && /<script\b/i.test(body)) {
+    const text = body
+      .replace(/<(script|style|noscript|template)\b[\s\S]*?<\/\1\s*>/gi, '')
+      .replace(/<[^>]*>/g, '')
+      .replace(/&nbsp;|\s+/g, '')
+    if (text === '') return true
+  }
+  return false
+}
