@@ -369,6 +369,22 @@ describe('errors', () => {
     expectErrorEnvelope(await get('free', qs({ url: url('/article/') }), { 'x-api-header-cookie': 'a=b' }), 'EHEADERS')
   })
 
+  it.each([
+    ['data.foo=html', 'EINVALDATA'],
+    ['data.x.selector=h1&data.x.type=nonsense', 'EINVALDATA'],
+    ['data.x.evaluate=%29(', 'EINVALEVAL'],
+    ['function=not%20a%20function%20(', 'EINVALFUNCTION'],
+    ['screenshot.overlay.background=notacolour', 'EINVALOVERLAYBG'],
+    ['proxy=gopher%3A%2F%2Fx', 'EINVALPROXY'],
+    ['device=Nokia%203310', 'EINVALQUERY'],
+    ['pdf.scale=5', 'EINVALQUERY'],
+    ['timeout=0', 'EINVALQUERY']
+  ])('%s -> %s on pro', async (extra, code) => {
+    const res = await get('pro', `url=https%3A%2F%2Fexample.com&${extra}`)
+    expectErrorEnvelope(res, code as keyof typeof ERROR_CATALOG)
+    expect(Object.keys(res.json().data).length).toBeGreaterThan(0)
+  })
+
   it('EINVALTTL and EINVALSTTL on pro', async () => {
     expectErrorEnvelope(await get('pro', 'url=https%3A%2F%2Fexample.com&ttl=100'), 'EINVALTTL')
     expectErrorEnvelope(await get('pro', 'url=https%3A%2F%2Fexample.com&ttl=1h&staleTtl=2h'), 'EINVALSTTL')
