@@ -14,6 +14,7 @@ import { redactUrl } from './logger.ts'
 import { extractRoutes } from './routes/extract.ts'
 import { healthRoutes } from './routes/health.ts'
 import { docsRoutes } from './routes/docs.ts'
+import { filesRoutes } from './routes/files.ts'
 
 export type Plan = 'free' | 'pro'
 
@@ -124,5 +125,6 @@ export async function buildApp (ctx: AppContext, { plan }: { plan: Plan }): Prom
   await app.register(extractRoutes, { ctx, plan })
   await app.register(healthRoutes, { ctx })
   await app.register(docsRoutes)
+  await app.register(filesRoutes, { ctx })
   return app
 }

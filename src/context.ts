@@ -3,6 +3,7 @@
 import type { Logger } from 'pino'
 import type { Config } from './config.ts'
 import { createStore, type Store } from './store/index.ts'
+import { createStorage, type Storage } from './storage/index.ts'
 import { createCache, type Cache } from './pipeline/cache.ts'
 import { createSingleFlight, type SingleFlight } from './pipeline/single-flight.ts'
 import { createAddressGuard, type AddressGuard } from './net/guard.ts'
@@ -16,6 +17,7 @@ export interface AppContext {
   config: Readonly<Config>
   log: Logger
   store: Store
+  storage: Storage
   cache: Cache
   flights: SingleFlight
   guard: AddressGuard
@@ -38,6 +40,7 @@ const FETCH_CHROME_VERSION = '131.0.0.0'
 
 export async function createContext (config: Readonly<Config>, log: Logger, overrides: ContextOverrides = {}): Promise<AppContext> {
   const store = createStore({ redisUrl: config.redisUrl }, { log })
+  const storage = createStorage(config, { log })
   const cache = createCache(store)
   const flights = createSingleFlight({ store, cache, log })
   const guard = createAddressGuard({ allowPrivateHosts: [...config.allowPrivateHosts], ...(overrides.resolve === undefined ? {} : { resolve: overrides.resolve }) })
@@ -47,6 +50,7 @@ export async function createContext (config: Readonly<Config>, log: Logger, over
     config,
     log,
     store,
+    storage,
     cache,
     flights,
     guard,
@@ -63,4 +67,5 @@ export async function closeContext (ctx: AppContext): Promise<void> {
   await Promise.allSettled([...ctx.background])
   await ctx.http.close()
   await ctx.store.close()
+  await ctx.storage.close()
 }

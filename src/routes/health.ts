@@ -8,8 +8,8 @@ export async function healthRoutes (app: FastifyInstance, { ctx }: { ctx: AppCon
   })
 
   app.get('/ready', async (_request, reply) => {
-    const store = ctx.closing ? false : await ctx.store.health()
-    const checks: Record<string, 'ok' | 'error'> = { store: store ? 'ok' : 'error' }
+    const [store, storage] = ctx.closing ? [false, false] : await Promise.all([ctx.store.health(), ctx.storage.health()])
+    const checks: Record<string, 'ok' | 'error'> = { store: store ? 'ok' : 'error', storage: storage ? 'ok' : 'error' }
     if (ctx.closing) checks.service = 'error'
     const ok = Object.values(checks).every(v => v === 'ok')
     return await reply.code(ok ? 200 : 503).type('application/json; charset=utf-8').send({ status: ok ? 'ok' : 'error', checks })

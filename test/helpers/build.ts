@@ -1,4 +1,7 @@
 // Builds the real app (both listeners) over a real context, for inject-driven tests.
+import { mkdtempSync, rmSync } from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
 import { Writable } from 'node:stream'
 import type { FastifyInstance } from 'fastify'
 import { loadConfig, type Config } from '../../src/config.ts'
@@ -19,7 +22,8 @@ export interface Built {
 }
 
 export async function build (env: Record<string, string> = {}, overrides: ContextOverrides = {}): Promise<Built> {
-  const config = loadConfig({ LOG_LEVEL: 'debug', ...env })
+  const storageDir = mkdtempSync(path.join(os.tmpdir(), 'pagecast-files-'))
+  const config = loadConfig({ LOG_LEVEL: 'debug', STORAGE_DIR: storageDir, ...env })
   const rawLogs: string[] = []
   const logs: Array<Record<string, unknown>> = []
   const destination = new Writable({
@@ -47,6 +51,7 @@ export async function build (env: Record<string, string> = {}, overrides: Contex
     async close () {
       await Promise.all([free.close(), pro.close()])
       await closeContext(ctx)
+      rmSync(storageDir, { recursive: true, force: true })
     }
   }
 }
