@@ -12,6 +12,8 @@ import type { HttpClient } from './net/types.ts'
 import { createMetadataExtractor, type MetadataExtractor } from './metadata/extractor.ts'
 import { createKeyVerifier } from './http/auth.ts'
 import { desktopUserAgent } from './browser/devices.ts'
+import { createBrowserPool, type BrowserPoolOptions } from './browser/pool.ts'
+import { createLazyBrowserPool, type LazyBrowserPool } from './browser/lazy-pool.ts'
 
 export interface AppContext {
   config: Readonly<Config>
@@ -23,6 +25,7 @@ export interface AppContext {
   guard: AddressGuard
   http: HttpClient
   metadata: MetadataExtractor
+  browser: LazyBrowserPool
   verifyKey: (presented: string | undefined) => boolean
   /** Background work (stale refreshes) that shutdown waits for. */
   background: Set<Promise<unknown>>
@@ -33,6 +36,8 @@ export interface AppContext {
 export interface ContextOverrides {
   /** Replaces DNS resolution for the address guard (tests make names resolve to loopback). */
   resolve?: (hostname: string) => Promise<Array<{ address: string, family: 4 | 6 }>>
+  /** Pool settings beyond the config's (tests lower the jobs per browser, for instance). */
+  browser?: Partial<BrowserPoolOptions>
 }
 
 /** The plain fetch presents itself as the desktop browser the default device emulates. */
@@ -46,6 +51,13 @@ export async function createContext (config: Readonly<Config>, log: Logger, over
   const guard = createAddressGuard({ allowPrivateHosts: [...config.allowPrivateHosts], ...(overrides.resolve === undefined ? {} : { resolve: overrides.resolve }) })
   const http = createHttpClient({ guard, userAgent: desktopUserAgent(FETCH_CHROME_VERSION), log })
   const metadata = createMetadataExtractor({ probe: http.probe.bind(http), log })
+  const browser = createLazyBrowserPool(async () => await createBrowserPool({
+    chromiumPath: config.chromiumPath,
+    wsEndpoint: config.browserWsEndpoint,
+    concurrency: config.browserConcurrency,
+    queueLimit: config.browserQueueLimit,
+    ...overrides.browser
+  }, { guard, log }))
   return {
     config,
     log,
@@ -56,6 +68,7 @@ export async function createContext (config: Readonly<Config>, log: Logger, over
     guard,
     http,
     metadata,
+    browser,
     verifyKey: createKeyVerifier(config.apiKeys),
     background: new Set(),
     closing: false
@@ -65,6 +78,7 @@ export async function createContext (config: Readonly<Config>, log: Logger, over
 export async function closeContext (ctx: AppContext): Promise<void> {
   ctx.closing = true
   await Promise.allSettled([...ctx.background])
+  await ctx.browser.close()
   await ctx.http.close()
   await ctx.store.close()
   await ctx.storage.close()

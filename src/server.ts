@@ -33,7 +33,9 @@ async function main (): Promise<void> {
 
   await free.listen({ port: config.freePort, host: config.host })
   await pro.listen({ port: config.proPort, host: config.host })
-  log.info({ free: config.freePort, pro: config.proPort, store: ctx.store.kind }, 'pagecast listening')
+  log.info({ free: config.freePort, pro: config.proPort, store: ctx.store.kind, storage: ctx.storage.kind }, 'pagecast listening')
+  // A warm browser for the first render; /ready says 'error' for the browser until it is up.
+  ctx.browser.warm().catch((err: unknown) => { log.error({ err }, 'browser failed to start; requests will retry it') })
 }
 
 await main()

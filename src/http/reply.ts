@@ -104,12 +104,24 @@ async function sendEmbed (ctx: AppContext, reply: FastifyReply, served: Served, 
   const segments = path.split('.')
   const parent = segments.length > 1 ? getPath(envelope.data, segments.slice(0, -1).join('.')) : undefined
   if (segments.at(-1) === 'url' && isMediaObject(parent) && typeof value === 'string') {
+    const fileKind = segments.length === 2 ? segments[0] : undefined
+    const fileKey = fileKind === 'screenshot' || fileKind === 'pdf' ? served.entry.meta.files[fileKind] : undefined
+    if (fileKey !== undefined) return await sendStoredFile(ctx, reply, fileKey, path)
     return await sendAsset(ctx, reply, value, path, signal)
   }
   if (typeof value === 'object') {
     return reply.type('application/json; charset=utf-8').send(JSON.stringify(value))
   }
   return reply.type('text/plain; charset=utf-8').send(String(value))
+}
+
+/** Answers with a generated file's bytes, read from storage (never a redirect). */
+async function sendStoredFile (ctx: AppContext, reply: FastifyReply, key: string, path: string): Promise<FastifyReply> {
+  const file = await ctx.storage.get(key)
+  if (file === undefined) throw new AppError('ENOTFOUND', { data: { embed: `The \`${path}\` file is no longer in storage; request it again with force.` } })
+  reply.type(file.contentType).header('content-length', file.size)
+  if (file.contentDisposition !== undefined) reply.header('content-disposition', file.contentDisposition)
+  return reply.send(file.body)
 }
 
 /** Streams a page asset's bytes from its origin, under the address guard, without forwarded headers. */

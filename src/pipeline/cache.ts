@@ -12,8 +12,8 @@ export interface EntryMeta {
   fetchMode: FetchMode
   /** ms spent loading the page (x-fetch-time). */
   fetchTime: number
-  /** Keys of generated files in storage. */
-  files: string[]
+  /** Storage keys of the generated files, by kind. */
+  files: Partial<Record<'screenshot' | 'pdf', string>>
   /** How the computation that made it was reported: MISS, or BYPASS when forced. */
   status: 'MISS' | 'BYPASS'
 }

@@ -22,6 +22,8 @@ export interface RunOptions {
   log: Logger
   /** The options' cache key, when the caller has it already. */
   cacheKey?: string
+  /** Epoch ms of the request's deadline (queue wait included); default: timeout from now. */
+  deadline?: number
 }
 
 /** ms a lock outlives the computation's own deadline, so a crashed holder's lock lapses soon after. */
@@ -75,7 +77,7 @@ async function computeAndStore (
   options: ExtractOptions,
   run: RunOptions & { status: 'MISS' | 'BYPASS', timings: Record<string, number> }
 ): Promise<CacheEntry> {
-  const entry = await raceAbort(computeEntry(ctx, options, run), run.signal)
+  const entry = await raceAbort(computeEntry(ctx, options, { ...run, cacheKey: key, deadline: run.deadline ?? Date.now() + options.timeout }), run.signal)
   try {
     await ctx.cache.write(key, entry)
   } catch (err) {

@@ -59,11 +59,12 @@ export async function extractRoutes (app: FastifyInstance, { ctx, plan }: { ctx:
     })
 
     const controller = new AbortController()
+    const deadline = Date.now() + options.timeout
     const timer = setTimeout(() => {
       controller.abort(new AppError('ETIMEOUT', { data: { timeout: `The request did not finish within ${options.timeout} ms.` } }))
     }, options.timeout)
     try {
-      const served = await serveExtract(ctx, options, { signal: controller.signal, log: request.log as Logger, cacheKey })
+      const served = await serveExtract(ctx, options, { signal: controller.signal, log: request.log as Logger, cacheKey, deadline })
       setCacheHeaders(reply, served, Date.now())
       reply.header('server-timing', serverTiming(served.timings, performance.now() - request.startedAt))
       return await sendServed(ctx, reply, served, options, controller.signal)

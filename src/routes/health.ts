@@ -9,7 +9,11 @@ export async function healthRoutes (app: FastifyInstance, { ctx }: { ctx: AppCon
 
   app.get('/ready', async (_request, reply) => {
     const [store, storage] = ctx.closing ? [false, false] : await Promise.all([ctx.store.health(), ctx.storage.health()])
-    const checks: Record<string, 'ok' | 'error'> = { store: store ? 'ok' : 'error', storage: storage ? 'ok' : 'error' }
+    const checks: Record<string, 'ok' | 'error'> = {
+      browser: !ctx.closing && ctx.browser.health() ? 'ok' : 'error',
+      store: store ? 'ok' : 'error',
+      storage: storage ? 'ok' : 'error'
+    }
     if (ctx.closing) checks.service = 'error'
     const ok = Object.values(checks).every(v => v === 'ok')
     return await reply.code(ok ? 200 : 503).type('application/json; charset=utf-8').send({ status: ok ? 'ok' : 'error', checks })

@@ -3,7 +3,7 @@ import { judge, parseEntry, secondsLeft, serializeEntry, type CacheEntry } from 
 import { cacheKeyOf, canonicalJson } from '../../src/pipeline/normalize.ts'
 
 function entry (createdAt: number, ttl: number): CacheEntry {
-  return { meta: { createdAt, ttl, fetchMode: 'fetch', fetchTime: 12, files: [], status: 'MISS' }, body: '{"status":"success"}' }
+  return { meta: { createdAt, ttl, fetchMode: 'fetch', fetchTime: 12, files: {}, status: 'MISS' }, body: '{"status":"success"}' }
 }
 
 describe('judge', () => {

@@ -1,0 +1,48 @@
+// A browser pool created on first use. The server warms it at start; an app that never renders (most
+// tests, a metadata-only deployment's first minutes) never launches Chromium.
+import type { BrowserJob, BrowserPool, BrowserPoolStats, RunOptions } from './pool.ts'
+
+export interface LazyBrowserPool extends Omit<BrowserPool, 'chromiumVersion'> {
+  /** Creates the pool (launching the browser) if it is not there yet. */
+  warm (): Promise<void>
+  /** The browser's version; warms the pool first. */
+  chromiumVersion (): Promise<string>
+  /** Whether the pool exists yet. */
+  started (): boolean
+}
+
+const IDLE: BrowserPoolStats = { active: 0, queued: 0, launches: 0, jobs: 0, contexts: 0, pages: 0 }
+
+export function createLazyBrowserPool (create: () => Promise<BrowserPool>): LazyBrowserPool {
+  let pool: Promise<BrowserPool> | undefined
+  let ready: BrowserPool | undefined
+  let closed = false
+
+  function ensure (): Promise<BrowserPool> {
+    if (pool === undefined) {
+      pool = create().then(p => { ready = p; return p })
+      // A failed start may be retried by the next request.
+      pool.catch(() => { pool = undefined })
+    }
+    return pool
+  }
+
+  return {
+    async warm () { await ensure() },
+    started: () => ready !== undefined,
+    async run<T> (job: BrowserJob<T>, options: RunOptions): Promise<T> {
+      return await (await ensure()).run(job, options)
+    },
+    // Not started yet is healthy: the browser starts on demand.
+    health: () => ready === undefined ? !closed && pool === undefined : ready.health(),
+    stats: () => ready?.stats() ?? IDLE,
+    async chromiumVersion () { return (await ensure()).chromiumVersion() },
+    browserPid: () => ready?.browserPid(),
+    async close () {
+      closed = true
+      if (pool === undefined) return
+      const p = await pool.catch(() => undefined)
+      await p?.close()
+    }
+  }
+}
