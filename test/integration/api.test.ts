@@ -339,7 +339,7 @@ describe('errors', () => {
 
   it('ETIMEOUT when the request runs out of time', async () => {
     const started = Date.now()
-    const res = await get('free', qs({ url: url('/slow'), timeout: '500ms' }))
+    const res = await get('free', qs({ url: url('/slow'), timeout: '500ms', prerender: false }))
     expectErrorEnvelope(res, 'ETIMEOUT')
     expect(Date.now() - started).toBeLessThan(2500)
   })
