@@ -60,11 +60,21 @@ export async function renderPage (ctx: AppContext, options: ExtractOptions, sign
       return await ctx.browser.run(async (page, info) => {
         const budget = createBudget(Math.max(1, deadline - Date.now()), info.signal)
         const t0 = performance.now()
-        const loaded = await loadPage(page, options, budget)
         // A main-frame navigation the egress layer refused (any redirect hop, meta refresh or script
-        // navigation) is the request's failure; refused sub-requests only fail inside the page.
-        const refused = info.refusedNavigation()
-        if (refused !== undefined) throw refusalError(refused)
+        // navigation) is the request's failure, whatever net error the page saw; refused sub-requests
+        // only fail inside the page.
+        const assertNotRefused = (): void => {
+          const refused = info.refusedNavigation()
+          if (refused !== undefined) throw refusalError(refused)
+        }
+        let loaded
+        try {
+          loaded = await loadPage(page, options, budget)
+        } catch (err) {
+          assertNotRefused()
+          throw err
+        }
+        assertNotRefused()
         const loadTime = performance.now() - t0
         const t1 = performance.now()
         const screenshot = options.screenshot === false ? undefined : await takeScreenshot(page, options.screenshot, budget, { contentType: loaded.headers['content-type'] })

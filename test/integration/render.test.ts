@@ -1,0 +1,180 @@
+/// <reference lib="dom" />
+// Screenshots, PDFs and files through the API: a real Chromium, real storage (disk and s3rver), real Redis.
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
+import { PNG } from 'pngjs'
+import { PDFDocument } from 'pdf-lib'
+import { chromium, type Browser } from 'playwright-core'
+import { build, qs, type Built } from '../helpers/build.ts'
+import { startFixtureServer, type FixtureServer } from '../helpers/fixture-server.ts'
+
+let fx: FixtureServer
+let blocked: FixtureServer
+let disk: Built
+let s3: Built
+let freeUrl: string
+
+function pixel (png: Buffer, x: number, y: number): [number, number, number, number] {
+  const image = PNG.sync.read(png)
+  const i = (y * image.width + x) * 4
+  return [image.data[i]!, image.data[i + 1]!, image.data[i + 2]!, image.data[i + 3]!]
+}
+
+beforeAll(async () => {
+  fx = await startFixtureServer()
+  blocked = await startFixtureServer()
+  fx.route('/to-blocked', (_req, res) => { res.writeHead(302, { location: `${blocked.origin}/red/` }); res.end() })
+  const env = { ALLOW_PRIVATE_HOSTS: fx.host, API_KEYS: 'k', BROWSER_CONCURRENCY: '2', REDIS_URL: inject('redisUrl') }
+  disk = await build(env)
+  const { endpoint, bucket, accessKeyId, secretAccessKey } = inject('s3')
+  s3 = await build({
+    ...env,
+    S3_BUCKET: bucket,
+    S3_ENDPOINT: endpoint,
+    S3_ACCESS_KEY_ID: accessKeyId,
+    S3_SECRET_ACCESS_KEY: secretAccessKey,
+    S3_FORCE_PATH_STYLE: 'true',
+    CDN_URL: `${endpoint}/${bucket}`
+  })
+  freeUrl = await disk.free.listen({ port: 0, host: '127.0.0.1' })
+}, 120_000)
+
+afterAll(async () => {
+  await disk?.close()
+  await s3?.close()
+  await fx?.close()
+  await blocked?.close()
+})
+
+async function get (app: Built, query: Record<string, string | number | boolean>) {
+  return await app.pro.inject({ method: 'GET', url: `/?${qs(query)}`, headers: { 'x-api-key': 'k' } })
+}
+
+describe('screenshots into storage', () => {
+  it('stores a PNG on local disk, served under /files/, with its real size', async () => {
+    const res = await get(disk, { url: `${fx.origin}/red/`, screenshot: true, waitUntil: 'load', 'viewport.deviceScaleFactor': 1 })
+    expect(res.statusCode).toBe(200)
+    expect(res.headers['x-fetch-mode']).toBe('prerender')
+    const { data } = res.json()
+    expect(data.title).toBe('Red')
+    expect(data.screenshot).toMatchObject({ type: 'png', width: 1280, height: 800 })
+    expect(data.screenshot.url).toMatch(/^http:\/\/localhost:3000\/files\/[0-9a-f]{64}\.png$/)
+    const file = await disk.free.inject(new URL(data.screenshot.url).pathname)
+    expect(file.statusCode).toBe(200)
+    expect(file.headers['content-type']).toBe('image/png')
+    expect(file.rawPayload.length).toBe(data.screenshot.size)
+    expect(pixel(file.rawPayload, 640, 400)).toEqual([200, 0, 0, 255])
+  })
+
+  it('uploads to S3 and answers with the CDN URL; the object holds the bytes', async () => {
+    const res = await get(s3, { url: `${fx.origin}/red/?s3`, screenshot: true, 'screenshot.type': 'jpeg', waitUntil: 'load' })
+    const { data } = res.json()
+    const { endpoint, bucket } = inject('s3')
+    expect(data.screenshot.url.startsWith(`${endpoint}/${bucket}/`)).toBe(true)
+    expect(data.screenshot).toMatchObject({ type: 'jpg', width: 2560, height: 1600 })
+    const object = await fetch(data.screenshot.url)
+    expect(object.headers.get('content-type')).toBe('image/jpeg')
+    const bytes = Buffer.from(await object.arrayBuffer())
+    expect(bytes.length).toBe(data.screenshot.size)
+    expect(bytes.subarray(0, 3)).toEqual(Buffer.from([0xff, 0xd8, 0xff]))
+  })
+
+  it('answers a cache HIT with the stored URL without rendering, and force renders again into the same key', async () => {
+    const query = { url: `${fx.origin}/red/?hit`, screenshot: true, meta: false, waitUntil: 'load' }
+    const first = await get(disk, query)
+    const jobs = disk.ctx.browser.stats().jobs
+    const hit = await get(disk, query)
+    expect(hit.headers['x-cache-status']).toBe('HIT')
+    expect(hit.json().data.screenshot.url).toBe(first.json().data.screenshot.url)
+    expect(disk.ctx.browser.stats().jobs).toBe(jobs)
+    const forced = await get(disk, { ...query, force: true })
+    expect(forced.headers['x-cache-status']).toBe('BYPASS')
+    expect(forced.json().data.screenshot.url).toBe(first.json().data.screenshot.url)
+    expect(disk.ctx.browser.stats().jobs).toBe(jobs + 1)
+  })
+
+  it('renders 20 identical concurrent uncached requests once', async () => {
+    const jobs = disk.ctx.browser.stats().jobs
+    const query = { url: `${fx.origin}/red/?twenty`, screenshot: true, meta: false, waitUntil: 'load' }
+    const answers = await Promise.all(Array.from({ length: 20 }, async () => await get(disk, query)))
+    expect(answers.every(a => a.statusCode === 200)).toBe(true)
+    expect(new Set(answers.map(a => a.json().data.screenshot.url)).size).toBe(1)
+    expect(disk.ctx.browser.stats().jobs).toBe(jobs + 1)
+  })
+
+  it('names the file with filename (pro) and serves it with content-disposition', async () => {
+    const res = await get(disk, { url: `${fx.origin}/red/?named`, screenshot: true, meta: false, waitUntil: 'load', filename: 'red-page' })
+    const url = res.json().data.screenshot.url as string
+    expect(url).toMatch(/\/files\/[0-9a-f]{64}\/red-page\.png$/)
+    const file = await disk.free.inject(new URL(url).pathname)
+    expect(file.headers['content-disposition']).toBe('inline; filename="red-page.png"')
+  })
+})
+
+describe('embed of files', () => {
+  it('answers embed=screenshot.url with the image bytes and the safety headers', async () => {
+    const res = await get(disk, { url: `${fx.origin}/red/?embed`, screenshot: true, meta: false, waitUntil: 'load', embed: 'screenshot.url' })
+    expect(res.statusCode).toBe(200)
+    expect(res.headers['content-type']).toBe('image/png')
+    expect(Number(res.headers['content-length'])).toBe(res.rawPayload.length)
+    expect(res.headers['content-security-policy']).toBe("sandbox; script-src 'none'")
+    expect(pixel(res.rawPayload, 10, 10)).toEqual([200, 0, 0, 255])
+    const pdf = await get(s3, { url: `${fx.origin}/red/?embedpdf`, pdf: true, meta: false, embed: 'pdf.url' })
+    expect(pdf.headers['content-type']).toBe('application/pdf')
+    expect((await PDFDocument.load(pdf.rawPayload)).getPageCount()).toBe(1)
+  })
+
+  it('shows the screenshot in an <img> of a real page', async () => {
+    const browser: Browser = await chromium.launch({
+      executablePath: '/usr/bin/chromium',
+      args: ['--no-sandbox', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic', '--disable-gpu']
+    })
+    try {
+      const page = await browser.newPage({ viewport: { width: 400, height: 300 } })
+      const src = `${freeUrl}/?${qs({ url: `${fx.origin}/red/?img`, screenshot: true, meta: false, waitUntil: 'load', embed: 'screenshot.url' })}`
+      await page.setContent(`<body style="margin:0;background:#fff"><img id="shot" src="${src}" style="width:400px;height:250px"></body>`)
+      await page.waitForFunction(() => (document.getElementById('shot') as HTMLImageElement).complete, undefined, { timeout: 25_000 })
+      const natural = await page.$eval('#shot', (img: HTMLImageElement) => [img.naturalWidth, img.naturalHeight])
+      expect(natural).toEqual([2560, 1600])
+      expect(pixel(await page.screenshot(), 200, 125)).toEqual([200, 0, 0, 255])
+    } finally {
+      await browser.close()
+    }
+  })
+})
+
+describe('prerender', () => {
+  it('auto hands a client-rendered page to the browser and reads the rendered DOM', async () => {
+    const res = await get(disk, { url: `${fx.origin}/spa/` })
+    expect(res.headers['x-fetch-mode']).toBe('prerender')
+    expect(res.json().data).toMatchObject({ title: 'Rendered by script', description: 'Only a browser sees this.' })
+  })
+
+  it('false never renders, true always does', async () => {
+    const plain = await get(disk, { url: `${fx.origin}/spa/?p`, prerender: false })
+    expect(plain.headers['x-fetch-mode']).toBe('fetch')
+    expect(plain.json().data.title).toBeNull()
+    const forced = await get(disk, { url: `${fx.origin}/article/?p`, prerender: true })
+    expect(forced.headers['x-fetch-mode']).toBe('prerender')
+    expect(forced.json().data.title).toBe('Shipping faster')
+  })
+
+  it('refuses a blocked redirect of the browser navigation with EFORBIDDENURL', async () => {
+    const res = await get(disk, { url: `${fx.origin}/to-blocked`, screenshot: true })
+    expect(res.statusCode).toBe(400)
+    expect(res.json().code).toBe('EFORBIDDENURL')
+    expect(blocked.hits.size).toBe(0)
+  })
+})
+
+describe('pdf', () => {
+  it('stores a PDF with the requested format and orientation', async () => {
+    const res = await get(disk, { url: `${fx.origin}/article/?pdf`, pdf: true, 'pdf.format': 'Letter', 'pdf.landscape': true, meta: false })
+    const { data } = res.json()
+    expect(data.pdf).toMatchObject({ type: 'pdf' })
+    const file = await disk.free.inject(new URL(data.pdf.url).pathname)
+    const doc = await PDFDocument.load(file.rawPayload)
+    const { width, height } = doc.getPage(0).getSize()
+    expect(Math.round(width)).toBe(792)
+    expect(Math.round(height)).toBe(612)
+  })
+})
