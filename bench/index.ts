@@ -1,7 +1,10 @@
 // npm run bench: every benchmark of the project, in one run, printing the ratios the issues ask for.
 // Never a test: it measures, it does not assert. Loopback only; each part stops by itself.
+// `npm run bench -- metadata` or `-- render` runs one part.
 import { benchMetadata, printMetadata } from './metadata.ts'
+import { benchRender, printRender } from './render.ts'
 
 const only = process.argv[2]
 if (only === undefined || only === 'metadata') printMetadata(await benchMetadata())
+if (only === undefined || only === 'render') printRender(await benchRender())
 process.exit(0)
