@@ -51,7 +51,7 @@ export async function serveExtract (ctx: AppContext, options: ExtractOptions, ru
   const status: 'MISS' | 'BYPASS' = options.force ? 'BYPASS' : 'MISS'
   const flight = await ctx.flights.run(
     key,
-    () => computeAndStore(ctx, key, options, { ...run, status, timings }),
+    signal => computeAndStore(ctx, key, options, { ...run, signal, status, timings }),
     { signal: run.signal, lockTtl: options.timeout + LOCK_MARGIN_MS, since: startedAt }
   )
   return {
@@ -92,7 +92,7 @@ function refreshInBackground (ctx: AppContext, key: string, options: ExtractOpti
   const timer = setTimeout(() => controller.abort(new AppError('ETIMEOUT')), options.timeout)
   const task = ctx.flights.run(
     key,
-    () => computeAndStore(ctx, key, options, { signal: controller.signal, log, status: 'MISS', timings: {} }),
+    signal => computeAndStore(ctx, key, options, { signal, log, status: 'MISS', timings: {} }),
     { signal: controller.signal, lockTtl: options.timeout + LOCK_MARGIN_MS, since: Date.now() }
   ).then(
     () => { log.debug('stale entry refreshed') },

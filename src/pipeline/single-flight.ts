@@ -1,6 +1,10 @@
 // Identical requests in flight share one computation (API.md §7): a map of promises in this process,
 // and a short store lock across processes. The lock holder writes the cache entry; the others poll for
 // it until their own deadline, and take over when the lock lapses without an entry.
+//
+// The computation gets a signal of its own that aborts only when every caller waiting on it in this
+// process has gone (deadline passed or client disconnected), so one impatient client never fails the
+// others, and a render nobody waits for any more leaves the browser queue.
 import type { Logger } from 'pino'
 import type { Store } from '../store/index.ts'
 import type { Cache, CacheEntry } from './cache.ts'
@@ -8,7 +12,7 @@ import { AppError } from '../errors.ts'
 
 export interface Flight {
   entry: CacheEntry
-  /** True when this caller computed it (in this process, through the promise map or the lock). */
+  /** True when this caller led it (in this process, through the promise map or the lock). */
   computedHere: boolean
 }
 
@@ -17,7 +21,7 @@ export interface SingleFlight {
    * Runs compute() once per key across callers and instances. `since` is the epoch ms after which a
    * cache entry counts as the fruit of the flight we joined (older ones are what we are replacing).
    */
-  run (key: string, compute: () => Promise<CacheEntry>, options: { signal: AbortSignal, lockTtl: number, since: number }): Promise<Flight>
+  run (key: string, compute: (signal: AbortSignal) => Promise<CacheEntry>, options: { signal: AbortSignal, lockTtl: number, since: number }): Promise<Flight>
   /** Flights under way in this process (for tests and metrics). */
   size (): number
 }
@@ -33,25 +37,32 @@ function sleep (ms: number, signal: AbortSignal): Promise<void> {
   })
 }
 
+interface Running {
+  promise: Promise<Flight>
+  /** Callers still waiting. */
+  waiting: number
+  controller: AbortController
+}
+
 export function createSingleFlight (deps: { store: Store, cache: Cache, log: Logger, pollMs?: number }): SingleFlight {
-  const inFlight = new Map<string, Promise<Flight>>()
+  const inFlight = new Map<string, Running>()
   const pollMs = deps.pollMs ?? 50
 
-  async function leadOrFollow (key: string, compute: () => Promise<CacheEntry>, options: { signal: AbortSignal, lockTtl: number, since: number }): Promise<Flight> {
+  async function leadOrFollow (key: string, compute: (signal: AbortSignal) => Promise<CacheEntry>, signal: AbortSignal, options: { lockTtl: number, since: number }): Promise<Flight> {
     const lockKey = LOCK_PREFIX + key
     for (;;) {
-      if (options.signal.aborted) throw options.signal.reason
+      if (signal.aborted) throw signal.reason
       const token = await deps.store.acquireLock(lockKey, options.lockTtl)
       if (token !== null) {
         try {
-          return { entry: await compute(), computedHere: true }
+          return { entry: await compute(signal), computedHere: true }
         } finally {
           await deps.store.releaseLock(lockKey, token).catch((err: unknown) => deps.log.warn({ err }, 'lock release failed'))
         }
       }
       // Another instance computes: wait for its entry, or for its lock to lapse.
       for (;;) {
-        await sleep(pollMs, options.signal)
+        await sleep(pollMs, signal)
         const entry = await deps.cache.read(key)
         if (entry !== undefined && entry.meta.createdAt >= options.since) return { entry, computedHere: false }
         const holder = await deps.store.get(lockKey)
@@ -60,18 +71,43 @@ export function createSingleFlight (deps: { store: Store, cache: Cache, log: Log
     }
   }
 
+  /** Waits on a flight with the caller's own signal; the last caller to leave aborts the flight. */
+  async function join (running: Running, signal: AbortSignal): Promise<Flight> {
+    running.waiting++
+    let left = false
+    const leave = (): void => {
+      if (left) return
+      left = true
+      running.waiting--
+      if (running.waiting === 0) running.controller.abort(signal.reason ?? new AppError('ETIMEOUT'))
+    }
+    try {
+      return await raceAbort(running.promise, signal)
+    } catch (err) {
+      if (signal.aborted) leave()
+      throw err
+    } finally {
+      if (!signal.aborted) left = true
+    }
+  }
+
   return {
     async run (key, compute, options) {
       const running = inFlight.get(key)
       if (running !== undefined) {
-        const flight = await raceAbort(running, options.signal)
+        const flight = await join(running, options.signal)
         return { entry: flight.entry, computedHere: false }
       }
-      const promise = leadOrFollow(key, compute, options)
-      inFlight.set(key, promise)
-      const cleanup = (): void => { if (inFlight.get(key) === promise) inFlight.delete(key) }
-      promise.then(cleanup, cleanup)
-      return await promise
+      const controller = new AbortController()
+      const created: Running = {
+        promise: leadOrFollow(key, compute, controller.signal, options),
+        waiting: 0,
+        controller
+      }
+      inFlight.set(key, created)
+      const cleanup = (): void => { if (inFlight.get(key) === created) inFlight.delete(key) }
+      created.promise.then(cleanup, cleanup)
+      return await join(created, options.signal)
     },
     size: () => inFlight.size
   }

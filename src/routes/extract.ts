@@ -63,6 +63,11 @@ export async function extractRoutes (app: FastifyInstance, { ctx, plan }: { ctx:
     const timer = setTimeout(() => {
       controller.abort(new AppError('ETIMEOUT', { data: { timeout: `The request did not finish within ${options.timeout} ms.` } }))
     }, options.timeout)
+    // A client that goes away stops waiting; its computation stops once nobody else waits on it.
+    const onClose = (): void => {
+      if (!reply.raw.writableFinished) controller.abort(new AppError('ETIMEOUT', { data: { client: 'The client closed the connection.' } }))
+    }
+    reply.raw.once('close', onClose)
     try {
       const served = await serveExtract(ctx, options, { signal: controller.signal, log: request.log as Logger, cacheKey, deadline })
       setCacheHeaders(reply, served, Date.now())
@@ -70,6 +75,7 @@ export async function extractRoutes (app: FastifyInstance, { ctx, plan }: { ctx:
       return await sendServed(ctx, reply, served, options, controller.signal)
     } finally {
       clearTimeout(timer)
+      reply.raw.removeListener('close', onClose)
     }
   }
 

@@ -178,3 +178,31 @@ describe('pdf', () => {
     expect(Math.round(height)).toBe(612)
   })
 })
+
+describe('clients that go away', () => {
+  it('a queued render whose client disconnected never runs', async () => {
+    const hitsBefore = fx.hitsOf('/red/')
+    const app = await build({ ALLOW_PRIVATE_HOSTS: fx.host, BROWSER_CONCURRENCY: '1', FREE_DAILY_LIMIT: '0' })
+    try {
+      fx.route('/hold', (_req, res) => { setTimeout(() => { res.writeHead(200, { 'content-type': 'text/html' }); res.end('<title>held</title>') }, 1500) })
+      const base = await app.free.listen({ port: 0, host: '127.0.0.1' })
+      await app.ctx.browser.warm()
+      // Occupies the only slot for 1.5 s.
+      const busy = fetch(`${base}/?${qs({ url: `${fx.origin}/hold`, screenshot: true, meta: false, waitUntil: 'load' })}`)
+      await new Promise(r => setTimeout(r, 300))
+      const controller = new AbortController()
+      const gone = fetch(`${base}/?${qs({ url: `${fx.origin}/red/?gone`, screenshot: true, meta: false, waitUntil: 'load' })}`, { signal: controller.signal }).catch(() => undefined)
+      await new Promise(r => setTimeout(r, 200))
+      expect(app.ctx.browser.stats().queued).toBe(1)
+      controller.abort()
+      await gone
+      await new Promise(r => setTimeout(r, 100))
+      expect(app.ctx.browser.stats().queued).toBe(0)
+      expect((await busy).status).toBe(200)
+      await new Promise(r => setTimeout(r, 300))
+      expect(fx.hitsOf('/red/')).toBe(hitsBefore)
+    } finally {
+      await app.close()
+    }
+  })
+})
