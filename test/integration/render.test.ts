@@ -142,6 +142,26 @@ describe('embed of files', () => {
   })
 })
 
+describe('staleTtl with an embed URL', () => {
+  it('keeps answering from the stored file while a background refresh replaces it', async () => {
+    const query = { url: `${fx.origin}/red/?stale-embed`, screenshot: true, meta: false, waitUntil: 'load', ttl: '1min', staleTtl: 59_000, embed: 'screenshot.url' }
+    const first = await get(disk, query)
+    expect(first.headers['x-cache-status']).toBe('MISS')
+    const jobs = disk.ctx.browser.stats().jobs
+    await new Promise(r => setTimeout(r, 1100))
+    const stale = await get(disk, query)
+    expect(stale.headers['x-cache-status']).toBe('STALE')
+    expect(stale.headers['content-type']).toBe('image/png')
+    expect(stale.rawPayload.equals(first.rawPayload)).toBe(true)
+    await Promise.all([...disk.ctx.background])
+    expect(disk.ctx.browser.stats().jobs).toBe(jobs + 1)
+    const fresh = await get(disk, { ...query, staleTtl: false })
+    expect(fresh.headers['x-cache-status']).toBe('HIT')
+    expect(Number(fresh.headers['x-timestamp'])).toBeGreaterThan(Number(first.headers['x-timestamp']))
+    expect(fresh.headers['content-type']).toBe('image/png')
+  })
+})
+
 describe('prerender', () => {
   it('auto hands a client-rendered page to the browser and reads the rendered DOM', async () => {
     const res = await get(disk, { url: `${fx.origin}/spa/` })
