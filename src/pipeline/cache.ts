@@ -1,4 +1,5 @@
 // Cache entries: what a computation produced, how to store it and how to judge it on lookup (API.md §7).
+import { LRUCache } from 'lru-cache'
 import type { Store } from '../store/index.ts'
 
 export type CacheStatus = 'MISS' | 'HIT' | 'BYPASS' | 'STALE'
@@ -57,19 +58,37 @@ export function judge (entry: CacheEntry, staleTtl: number | false, now: number)
 }
 
 export interface Cache {
-  read (key: string): Promise<CacheEntry | undefined>
+  /** `shared: true` skips the in-process copy and asks the store itself. */
+  read (key: string, options?: { shared?: boolean }): Promise<CacheEntry | undefined>
   write (key: string, entry: CacheEntry): Promise<void>
 }
 
-export function createCache (store: Store): Cache {
+export interface CacheOptions {
+  /**
+   * With a shared (Redis) store, entries read or written here are also kept in process for this long,
+   * so a hot key is answered without a round trip. Another instance's newer entry for the same key (a
+   * forced recomputation) is seen at most this much later. 0 turns it off.
+   */
+  hotTtlMs?: number
+  hotMaxEntries?: number
+}
+
+export function createCache (store: Store, options: CacheOptions = {}): Cache {
+  const hotTtl = store.kind === 'memory' ? 0 : (options.hotTtlMs ?? 1000)
+  const hot = hotTtl > 0 ? new LRUCache<string, CacheEntry>({ max: options.hotMaxEntries ?? 1000, ttl: hotTtl }) : undefined
   return {
-    async read (key) {
+    async read (key, readOptions) {
+      const local = readOptions?.shared === true ? undefined : hot?.get(key)
+      if (local !== undefined) return local
       const raw = await store.get(PREFIX + key)
-      return raw === null ? undefined : parseEntry(raw)
+      const entry = raw === null ? undefined : parseEntry(raw)
+      if (entry !== undefined) hot?.set(key, entry)
+      return entry
     },
     async write (key, entry) {
       // Kept for 2 x ttl so that an expired copy is still there for staleTtl.
       await store.set(PREFIX + key, serializeEntry(entry), 2 * entry.meta.ttl)
+      hot?.set(key, entry)
     }
   }
 }

@@ -63,7 +63,7 @@ export function createSingleFlight (deps: { store: Store, cache: Cache, log: Log
       // Another instance computes: wait for its entry, or for its lock to lapse.
       for (;;) {
         await sleep(pollMs, signal)
-        const entry = await deps.cache.read(key)
+        const entry = await deps.cache.read(key, { shared: true })
         if (entry !== undefined && entry.meta.createdAt >= options.since) return { entry, computedHere: false }
         const holder = await deps.store.get(lockKey)
         if (holder === null) break
