@@ -1,0 +1,378 @@
+// The supervised browser: concurrency, the bounded queue, aborts, crashes and relaunches, close(), and pages that
+// try to hang a job (dialogs, downloads, popups). Real Chromium, loopback fixture servers only. No timings are
+// asserted (other suites share the two cores); "at once" means "before anything else was let go".
+import { execFile } from 'node:child_process'
+import { chmod, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
+import type http from 'node:http'
+import os from 'node:os'
+import path from 'node:path'
+import { promisify } from 'node:util'
+import type { Page } from 'playwright-core'
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
+import { AppError, isAppError } from '../../src/errors.ts'
+import { createAddressGuard } from '../../src/net/guard.ts'
+import type { AddressGuard } from '../../src/net/guard.ts'
+import { createBrowserPool } from '../../src/browser/pool.ts'
+import type { BrowserPool, JobInfo } from '../../src/browser/pool.ts'
+import type { Emulation } from '../../src/browser/emulation.ts'
+import { BrowserError, isRetryable, toBrowserError } from '../../src/browser/errors.ts'
+import { findChromium } from '../../src/browser/chromium.ts'
+import { startFixtureServer } from '../helpers/fixture-server.ts'
+import type { FixtureServer } from '../helpers/fixture-server.ts'
+
+const run = promisify(execFile)
+const FIXTURES = path.resolve(import.meta.dirname, '../fixtures/browser')
+
+const EMULATION: Emulation = {
+  viewport: { width: 800, height: 600 },
+  deviceScaleFactor: 1,
+  isMobile: false,
+  hasTouch: false,
+  userAgent: 'pagecast-pool-test',
+  javaScriptEnabled: true,
+  colorScheme: 'no-preference',
+  reducedMotion: false,
+  extraHTTPHeaders: {}
+}
+
+let server: FixtureServer
+let guard: AddressGuard
+let pool: BrowserPool
+
+function job<T> (target: BrowserPool, fn: (page: Page, info: JobInfo) => Promise<T>, signal: AbortSignal = AbortSignal.timeout(20_000)): Promise<T> {
+  return target.run(fn, { signal, emulation: EMULATION })
+}
+
+async function settled (promise: Promise<unknown>): Promise<unknown> {
+  return await promise.then(() => undefined, (err: unknown) => err)
+}
+
+/** Live members of a process group, as `pgrep` sees them (zombies excluded). */
+async function groupMembers (pgid: number): Promise<number[]> {
+  try {
+    const { stdout } = await run('pgrep', ['-g', String(pgid)])
+    const pids = stdout.split('\n').filter((line) => line.trim() !== '').map(Number)
+    const live: number[] = []
+    for (const pid of pids) {
+      const stat = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => '')
+      const state = stat.slice(stat.lastIndexOf(')') + 2).split(' ')[0]
+      if (state !== '' && state !== 'Z' && state !== undefined) live.push(pid)
+    }
+    return live
+  } catch {
+    return []
+  }
+}
+
+/** A gate a job waits on, opened by the test. */
+function gate (): { wait: Promise<void>, open: () => void } {
+  let open = (): void => {}
+  const wait = new Promise<void>((resolve) => { open = resolve })
+  return { wait, open }
+}
+
+beforeAll(async () => {
+  server = await startFixtureServer()
+  for (const file of ['plain.html', 'dialogs.html', 'download.html', 'popup.html']) {
+    const body = await readFile(path.join(FIXTURES, file))
+    server.route(`/${file.replace(/\?.*$/, '')}`, (_req: http.IncomingMessage, res: http.ServerResponse) => {
+      res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' })
+      res.end(body)
+    })
+  }
+  server.route('/file.bin', (_req, res) => {
+    res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-disposition': 'attachment; filename="file.bin"' })
+    res.end(Buffer.alloc(64 * 1024, 1))
+  })
+  server.route('/attachment', (_req, res) => {
+    res.writeHead(200, { 'content-type': 'application/zip', 'content-disposition': 'attachment; filename="a.zip"' })
+    res.end(Buffer.alloc(1024, 2))
+  })
+  guard = createAddressGuard({ allowPrivateHosts: [server.host] })
+  pool = await createBrowserPool({ concurrency: 2, queueLimit: 4 }, { guard })
+})
+
+afterAll(async () => {
+  await pool?.close()
+  await server?.close()
+})
+
+describe('scheduling', () => {
+  it('runs at most `concurrency` jobs at once, and all of them', async () => {
+    let inFlight = 0
+    let highest = 0
+    const results = await Promise.all(Array.from({ length: 6 }, async (_, i) => await job(pool, async (page) => {
+      inFlight += 1
+      highest = Math.max(highest, inFlight)
+      try {
+        await page.goto(`${server.origin}/plain.html?job=${i}`)
+        await page.waitForTimeout(150)
+        return await page.title()
+      } finally {
+        inFlight -= 1
+      }
+    })))
+    expect(results).toEqual(Array(6).fill('Plain fixture'))
+    expect(highest).toBe(2)
+  })
+
+  it('answers EBUSY with retry-after at once when the queue is full, and an aborted queued job never runs', async () => {
+    const hold = gate()
+    const started: number[] = []
+    const holders = [0, 1].map(async (i) => await job(pool, async () => { started.push(i); await hold.wait; return i }))
+    await vi.waitFor(() => { expect(started.length).toBe(2) })
+    const queued = [2, 3, 4].map(async (i) => await job(pool, async () => { started.push(i); return i }))
+    const abort = new AbortController()
+    const abandoned = job(pool, async () => { started.push(99); return 99 }, abort.signal)
+    expect(pool.stats().queued).toBe(4)
+
+    const busy = await settled(job(pool, async () => { started.push(100); return 100 }))
+    expect(isAppError(busy)).toBe(true)
+    expect((busy as AppError).code).toBe('EBUSY')
+    expect((busy as AppError).status).toBe(503)
+    expect((busy as AppError).headers['retry-after']).toBe('5')
+    // Rejected while the holders still hold: nothing was let go to make room.
+    expect(started.sort()).toEqual([0, 1])
+
+    abort.abort(new AppError('ETIMEOUT'))
+    const aborted = await settled(abandoned)
+    expect((aborted as AppError).code).toBe('ETIMEOUT')
+    expect(pool.stats().queued).toBe(3)
+
+    hold.open()
+    expect(await Promise.all([...holders, ...queued])).toEqual([0, 1, 2, 3, 4])
+    expect(started).not.toContain(99)
+    expect(started).not.toContain(100)
+  })
+
+  it('closes the page of a job that hangs when its signal aborts, and the slot serves again', async () => {
+    let jobError: unknown
+    let jobSettled = false
+    let navigated = false
+    const controller = new AbortController()
+    const hung = job(pool, async (page) => {
+      await page.goto(`${server.origin}/plain.html`)
+      navigated = true
+      try {
+        // Never resolves by itself.
+        await page.evaluate('new Promise(() => {})')
+      } catch (err) {
+        jobError = err
+      } finally {
+        jobSettled = true
+      }
+    }, controller.signal)
+    await vi.waitFor(() => { expect(navigated).toBe(true) }, { timeout: 10_000 })
+    await new Promise((resolve) => setTimeout(resolve, 200))
+    controller.abort(new AppError('ETIMEOUT'))
+    const error = await settled(hung)
+    expect((error as AppError).code).toBe('ETIMEOUT')
+    // The pending Playwright call was rejected by the page closing.
+    await vi.waitFor(() => { expect(jobSettled).toBe(true) }, { timeout: 10_000 })
+    expect(String(jobError)).toMatch(/closed/i)
+    const titles = await Promise.all([1, 2, 3].map(async () => await job(pool, async (page) => {
+      await page.goto(`${server.origin}/plain.html`)
+      return await page.title()
+    })))
+    expect(titles).toEqual(['Plain fixture', 'Plain fixture', 'Plain fixture'])
+  })
+
+  it('rejects a job whose signal is already aborted without running it', async () => {
+    let ran = false
+    const error = await settled(job(pool, async () => { ran = true }, AbortSignal.abort(new AppError('ETIMEOUT'))))
+    expect((error as AppError).code).toBe('ETIMEOUT')
+    expect(ran).toBe(false)
+  })
+})
+
+describe('pages that try to hang a job', () => {
+  it('dismisses alert, confirm and prompt loops', async () => {
+    const result = await job(pool, async (page) => {
+      await page.goto(`${server.origin}/dialogs.html`)
+      return { title: await page.title(), answers: await page.evaluate('window.__answers') as unknown[] }
+    })
+    expect(result.title).toBe('dialogs done')
+    expect(result.answers).toHaveLength(40)
+    // Dismissed: confirm() is false, prompt() is null.
+    expect(new Set(result.answers)).toEqual(new Set([false, null]))
+  })
+
+  it('refuses downloads without hanging', async () => {
+    const result = await job(pool, async (page) => {
+      await page.goto(`${server.origin}/download.html`)
+      await page.click('#download')
+      await page.click('#attachment')
+      await page.waitForTimeout(300)
+      return { url: page.url(), title: await page.title() }
+    })
+    expect(result).toEqual({ url: `${server.origin}/download.html`, title: 'Download' })
+    expect(server.hitsOf('/file.bin') + server.hitsOf('/attachment')).toBeGreaterThan(0)
+    const direct = await settled(job(pool, async (page) => { await page.goto(`${server.origin}/file.bin`) }))
+    expect(isAppError(direct)).toBe(true)
+    expect((direct as AppError).code).toBe('EINVALURL')
+  })
+
+  it('closes popups as they open', async () => {
+    const result = await job(pool, async (page) => {
+      let appeared = 0
+      page.context().on('page', () => { appeared += 1 })
+      await page.goto(`${server.origin}/popup.html`)
+      await page.click('#blank')
+      for (let i = 0; i < 50 && (appeared < 4 || page.context().pages().length > 1); i++) await page.waitForTimeout(100)
+      return { appeared, open: page.context().pages().length, opened: await page.evaluate('window.__opened') }
+    })
+    // Three window.open() calls and one target=_blank link: each opened, each closed.
+    expect(result.opened).toEqual([true, true, true])
+    expect(result.appeared).toBe(4)
+    expect(result.open).toBe(1)
+  })
+
+  it('denies permission prompts', async () => {
+    const answers = await job(pool, async (page) => {
+      await page.goto(`${server.origin}/plain.html`)
+      return await page.evaluate(`(async () => ({
+        notification: await Notification.requestPermission(),
+        geolocation: await new Promise((resolve) => navigator.geolocation.getCurrentPosition(() => resolve('granted'), (e) => resolve('error ' + e.code), { timeout: 5000 }))
+      }))()`)
+    })
+    expect(answers).toEqual({ notification: 'denied', geolocation: 'error 1' })
+  })
+})
+
+describe('supervision', () => {
+  let relaunching: BrowserPool
+
+  beforeAll(async () => {
+    relaunching = await createBrowserPool({ concurrency: 1, queueLimit: 4, maxJobsPerBrowser: 3 }, { guard })
+  })
+
+  afterAll(async () => {
+    await relaunching?.close()
+  })
+
+  it('fails the running job with a retryable code when Chromium is killed, then relaunches', async () => {
+    const pid = relaunching.browserPid()
+    expect(pid).toBeGreaterThan(0)
+    const launches = relaunching.stats().launches
+    let navigated = false
+    const running = job(relaunching, async (page) => {
+      await page.goto(`${server.origin}/plain.html?kill`)
+      navigated = true
+      await page.waitForTimeout(20_000)
+    })
+    await vi.waitFor(() => { expect(navigated).toBe(true) }, { timeout: 10_000 })
+    process.kill(pid as number, 'SIGKILL')
+    const error = await settled(running)
+    expect(isAppError(error)).toBe(true)
+    expect((error as AppError).code).toBe('EFATAL')
+    expect(isRetryable(error)).toBe(true)
+    const title = await job(relaunching, async (page) => {
+      await page.goto(`${server.origin}/plain.html`)
+      return await page.title()
+    })
+    expect(title).toBe('Plain fixture')
+    expect(relaunching.stats().launches).toBe(launches + 1)
+    expect(relaunching.browserPid()).not.toBe(pid)
+    expect(relaunching.health()).toBe(true)
+    await vi.waitFor(async () => { expect(await groupMembers(pid as number)).toEqual([]) })
+  })
+
+  it('replaces the browser after maxJobsPerBrowser jobs, once its running jobs are done', async () => {
+    const firstPid = relaunching.browserPid() as number
+    const launches = relaunching.stats().launches
+    const titles: string[] = []
+    for (let i = 0; i < 4; i++) {
+      titles.push(await job(relaunching, async (page) => {
+        await page.goto(`${server.origin}/plain.html?n=${i}`)
+        return await page.title()
+      }))
+    }
+    expect(titles).toEqual(Array(4).fill('Plain fixture'))
+    expect(relaunching.stats().launches).toBeGreaterThan(launches)
+    expect(relaunching.browserPid()).not.toBe(firstPid)
+    await vi.waitFor(async () => { expect(await groupMembers(firstPid)).toEqual([]) }, { timeout: 10_000 })
+  })
+
+  it('close() lets the running job finish, rejects the queued one, and leaves no Chromium process', async () => {
+    const closing = await createBrowserPool({ concurrency: 1, queueLimit: 4 }, { guard })
+    const pid = closing.browserPid() as number
+    expect(await groupMembers(pid)).not.toEqual([])
+    const hold = gate()
+    const running = job(closing, async (page) => {
+      await page.goto(`${server.origin}/plain.html`)
+      await hold.wait
+      return await page.title()
+    })
+    await vi.waitFor(() => { expect(closing.stats().active).toBe(1) })
+    let queuedRan = false
+    const queued = job(closing, async () => { queuedRan = true })
+    const closed = closing.close()
+    const queuedError = await settled(queued)
+    expect((queuedError as AppError).code).toBe('EBUSY')
+    expect(closing.health()).toBe(false)
+    hold.open()
+    expect(await running).toBe('Plain fixture')
+    await closed
+    expect(queuedRan).toBe(false)
+    expect(await groupMembers(pid)).toEqual([])
+    const after = await settled(job(closing, async () => 'late'))
+    expect((after as AppError).code).toBe('EBUSY')
+  })
+})
+
+describe('a browser that will not close', () => {
+  it('is killed, with every process of its tree, when close() times out', async () => {
+    const stuck = await createBrowserPool({ concurrency: 1, queueLimit: 1, closeTimeoutMs: 1000 }, { guard })
+    const pid = stuck.browserPid() as number
+    expect(await job(stuck, async (page) => { await page.goto(`${server.origin}/plain.html`); return await page.title() })).toBe('Plain fixture')
+    const members = await groupMembers(pid)
+    expect(members.length).toBeGreaterThan(1)
+    // A stopped browser never answers Browser.close.
+    process.kill(pid, 'SIGSTOP')
+    await stuck.close()
+    await vi.waitFor(async () => { expect(await groupMembers(pid)).toEqual([]) }, { timeout: 10_000 })
+  })
+})
+
+describe('toBrowserError', () => {
+  it('maps Playwright failures to public codes', () => {
+    const timeout = Object.assign(new Error('page.goto: Timeout 1000ms exceeded.'), { name: 'TimeoutError' })
+    expect(toBrowserError(timeout, 'navigation').code).toBe('EBRWSRTIMEOUT')
+    expect(toBrowserError(timeout, 'capture').code).toBe('EBRWSRTIMEOUT')
+    const closed = toBrowserError(new Error('page.evaluate: Target page, context or browser has been closed'), 'evaluate')
+    expect(closed.code).toBe('EFATAL')
+    expect(isRetryable(closed)).toBe(true)
+    expect(isRetryable(toBrowserError(new Error('Protocol error (Runtime.callFunctionOn): Session closed.'), 'capture'))).toBe(true)
+    expect(isRetryable(toBrowserError(new Error('Navigation failed because page crashed!'), 'navigation'))).toBe(true)
+    const unreachable = toBrowserError(new Error('page.goto: net::ERR_NAME_NOT_RESOLVED at http://nowhere.test/'), 'navigation')
+    expect(unreachable.code).toBe('EINVALURL')
+    expect(isRetryable(unreachable)).toBe(false)
+    const reset = toBrowserError(new Error('page.goto: net::ERR_CONNECTION_RESET at http://x.test/'), 'navigation')
+    expect(reset.code).toBe('EINVALURL')
+    expect(isRetryable(reset)).toBe(true)
+    const own = new AppError('EFORBIDDENURL')
+    expect(toBrowserError(own, 'navigation')).toBe(own)
+    const odd = toBrowserError(new Error('something else entirely'), 'capture')
+    expect(odd.code).toBe('EFATAL')
+    expect(odd).toBeInstanceOf(BrowserError)
+    expect(isRetryable(odd)).toBe(false)
+  })
+})
+
+describe('findChromium', () => {
+  it('takes CHROMIUM_PATH as given, else the first known name on PATH', async () => {
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'pagecast-chromium-'))
+    try {
+      const fake = path.join(dir, 'chromium-browser')
+      await writeFile(fake, '#!/bin/sh\n')
+      await chmod(fake, 0o755)
+      expect(findChromium({ searchPath: `/nonexistent:${dir}` })).toBe(fake)
+      expect(findChromium({ chromiumPath: fake })).toBe(fake)
+      expect(() => findChromium({ chromiumPath: path.join(dir, 'missing') })).toThrow(/CHROMIUM_PATH/)
+      expect(() => findChromium({ searchPath: '/nonexistent' })).toThrow(/no Chromium found/)
+      expect(findChromium({})).toMatch(/chrom/)
+    } finally {
+      await rm(dir, { recursive: true, force: true })
+    }
+  })
+})
