@@ -207,19 +207,21 @@ describe('clients that go away', () => {
       fx.route('/hold', (_req, res) => { setTimeout(() => { res.writeHead(200, { 'content-type': 'text/html' }); res.end('<title>held</title>') }, 1500) })
       const base = await app.free.listen({ port: 0, host: '127.0.0.1' })
       await app.ctx.browser.warm()
+      const until = async (condition: () => boolean): Promise<void> => {
+        for (let i = 0; i < 200 && !condition(); i++) await new Promise(r => setTimeout(r, 25))
+        expect(condition()).toBe(true)
+      }
       // Occupies the only slot for 1.5 s.
       const busy = fetch(`${base}/?${qs({ url: `${fx.origin}/hold`, screenshot: true, meta: false, waitUntil: 'load' })}`)
-      await new Promise(r => setTimeout(r, 300))
+      await until(() => app.ctx.browser.stats().active === 1)
       const controller = new AbortController()
       const gone = fetch(`${base}/?${qs({ url: `${fx.origin}/red/?gone`, screenshot: true, meta: false, waitUntil: 'load' })}`, { signal: controller.signal }).catch(() => undefined)
-      await new Promise(r => setTimeout(r, 200))
-      expect(app.ctx.browser.stats().queued).toBe(1)
+      await until(() => app.ctx.browser.stats().queued === 1)
       controller.abort()
       await gone
-      await new Promise(r => setTimeout(r, 100))
-      expect(app.ctx.browser.stats().queued).toBe(0)
+      await until(() => app.ctx.browser.stats().queued === 0)
       expect((await busy).status).toBe(200)
-      await new Promise(r => setTimeout(r, 300))
+      await until(() => app.ctx.browser.stats().active === 0)
       expect(fx.hitsOf('/red/')).toBe(hitsBefore)
     } finally {
       await app.close()
