@@ -2,9 +2,9 @@
 //
 // Screenshots go straight to CDP's Page.captureScreenshot: it encodes WebP (Playwright's screenshot cannot) and
 // takes `optimizeForSpeed`, which roughly halves the PNG encode of a 2560×1600 capture (same pixels, larger file).
-// The capture runs on a CDP session of our own. Chromium captures with the emulation of the session that asks, so
-// that session first gets the page's current device metrics (read back from the page), and since detaching a
-// session drops the device emulation altogether, Playwright's viewport is re-applied afterwards.
+// The capture runs on a CDP session of our own, one per page for the page's life. Chromium captures with the
+// emulation of the session that asks, so that session gets the page's device metrics (read back from the page) and
+// keeps them; it is never detached, since detaching drops the device emulation altogether.
 //
 // PDFs use Page.printToPDF streamed back in chunks, so the 100 MiB cap is enforced while reading.
 import type { CDPSession, Page } from 'playwright-core'
@@ -39,6 +39,8 @@ export interface Pdf {
 export interface CaptureTarget {
   /** Content type of the loaded document (its response's); read from the page when absent. */
   contentType?: string
+  /** Tallest image in device pixels (MAX_FULLPAGE_HEIGHT); at most, and by default, MAX_IMAGE_HEIGHT. */
+  maxImageHeight?: number
 }
 
 // --- device metrics
@@ -131,36 +133,66 @@ interface CaptureSession {
   close (): Promise<void>
 }
 
+/**
+ * One CDP session per page, kept for the page's life. Pooled pages keep one emulation profile for all their jobs,
+ * so the session's device metrics are set once and re-set only when the page's change; never detaching also
+ * spares restoring Playwright's emulation after each capture (detaching drops it). Held weakly: a closed page's
+ * entry goes with it.
+ */
+const pageSessions = new WeakMap<Page, { session: CDPSession, metrics?: Metrics }>()
+
+function sameMetrics (a: Metrics, b: Metrics): boolean {
+  return a.deviceScaleFactor === b.deviceScaleFactor && a.width === b.width && a.height === b.height &&
+    a.screenWidth === b.screenWidth && a.screenHeight === b.screenHeight && a.orientation.type === b.orientation.type &&
+    a.orientation.angle === b.orientation.angle
+}
+
+async function pageSession (page: Page): Promise<CDPSession> {
+  const cached = pageSessions.get(page)
+  if (cached !== undefined) return cached.session
+  const session = await page.context().newCDPSession(page)
+  pageSessions.set(page, { session })
+  return session
+}
+
+function forgetSession (page: Page): void {
+  const cached = pageSessions.get(page)
+  pageSessions.delete(page)
+  cached?.session.detach().catch(() => {})
+}
+
 /** A CDP session on `page` whose emulation equals the page's (or `forced`, for a page of our own). */
 async function openSession (page: Page, forced?: Metrics): Promise<CaptureSession> {
-  const before = forced === undefined ? await readState(page) : undefined
-  const metrics = forced ?? metricsOf(page, before as PageState)
-  const session = await page.context().newCDPSession(page)
+  if (forced !== undefined) {
+    const session = await page.context().newCDPSession(page)
+    try {
+      await applyMetrics(session, forced)
+    } catch (err) {
+      await session.detach().catch(() => {})
+      throw err
+    }
+    return { session, metrics: forced, close: async () => { await session.detach().catch(() => {}) } }
+  }
+  const before = await readState(page)
+  const metrics = metricsOf(page, before)
+  const session = await pageSession(page)
+  const cached = pageSessions.get(page)
+  if (cached?.metrics !== undefined && sameMetrics(cached.metrics, metrics)) {
+    return { session, metrics: cached.metrics, close: async () => {} }
+  }
   try {
     await applyMetrics(session, metrics)
-    if (before !== undefined && !sameState(before, await readState(page))) {
+    if (!sameState(before, await readState(page))) {
       // The mobile guess was wrong: the other value must be the page's.
       metrics.mobile = !metrics.mobile
       await applyMetrics(session, metrics)
     }
   } catch (err) {
-    await session.detach().catch(() => {})
+    forgetSession(page)
     throw err
   }
-  return {
-    session,
-    metrics,
-    async close () {
-      await session.detach().catch(() => {})
-      if (forced !== undefined || page.isClosed()) return
-      // Detaching dropped the device emulation; Playwright only re-sends its own when the viewport changes.
-      const viewport = page.viewportSize()
-      if (viewport !== null) {
-        await page.setViewportSize({ width: viewport.width, height: viewport.height + 1 })
-        await page.setViewportSize(viewport)
-      }
-    }
-  }
+  pageSessions.set(page, { session, metrics })
+  return { session, metrics, close: async () => {} }
 }
 
 // --- screenshot
@@ -356,7 +388,8 @@ export async function takeScreenshot (page: Page, shot: ScreenshotOptions, budge
     const { metrics } = capture
     const maxCssHeight = (width: number): number => {
       const insets = overlay ? overlayInsets(width, shot.overlay) : { top: 0, bottom: 0 }
-      return Math.max(1, Math.floor(MAX_IMAGE_HEIGHT / metrics.deviceScaleFactor) - insets.top - insets.bottom)
+      const maxImageHeight = Math.min(MAX_IMAGE_HEIGHT, target.maxImageHeight ?? MAX_IMAGE_HEIGHT)
+      return Math.max(1, Math.floor(maxImageHeight / metrics.deviceScaleFactor) - insets.top - insets.bottom)
     }
     let clip: Clip
     if (element !== undefined) {
@@ -502,8 +535,8 @@ const READ_CHUNK = 4 * 1024 * 1024
 export async function printPdf (page: Page, pdf: PdfOptions, budget: Budget): Promise<Pdf> {
   throwIfAborted(budget)
   const timeout = (): AppError => pdfTooLarge('The PDF could not be generated in the time left.')
-  const session = await page.context().newCDPSession(page)
-  try {
+  const session = await pageSession(page)
+  {
     let stream: string
     try {
       const printed = await inTime(session.send('Page.printToPDF', printParameters(pdf)), budget, timeout)
@@ -534,7 +567,5 @@ export async function printPdf (page: Page, pdf: PdfOptions, budget: Budget): Pr
     const pages = countPdfPages(body)
     if (pdf.pageRanges !== undefined && startsPastEnd(parsePageRanges(pdf.pageRanges), pages)) throw pageRangeError(pdf.pageRanges)
     return { body, pages }
-  } finally {
-    await session.detach().catch(() => {})
   }
 }
