@@ -6,7 +6,7 @@ import type { ExtractOptions } from '../schemas/options.ts'
 import { AppError } from '../errors.ts'
 import { judge, type CacheEntry, type CacheStatus } from './cache.ts'
 import { cacheKeyOf } from './normalize.ts'
-import { raceAbort } from './single-flight.ts'
+import { raceAbort } from '../util/abort.ts'
 import { computeEntry } from './compute.ts'
 
 export interface Served {
@@ -40,9 +40,13 @@ export async function serveExtract (ctx: AppContext, options: ExtractOptions, ru
     timings.cache = performance.now() - t
     if (cached !== undefined) {
       const verdict = judge(cached, options.staleTtl, Date.now())
-      if (verdict.kind === 'hit') return { entry: cached, status: 'HIT', timings }
+      if (verdict.kind === 'hit') {
+        ctx.metrics.cache('HIT')
+        return { entry: cached, status: 'HIT', timings }
+      }
       if (verdict.kind === 'stale') {
         refreshInBackground(ctx, key, options, run.log)
+        ctx.metrics.cache('STALE')
         return { entry: cached, status: 'STALE', timings }
       }
     }
@@ -54,11 +58,9 @@ export async function serveExtract (ctx: AppContext, options: ExtractOptions, ru
     signal => computeAndStore(ctx, key, options, { ...run, signal, status, timings }),
     { signal: run.signal, lockTtl: options.timeout + LOCK_MARGIN_MS, since: startedAt }
   )
-  return {
-    entry: flight.entry,
-    status: flight.computedHere ? status : flight.entry.meta.status,
-    timings
-  }
+  const served = flight.computedHere ? status : flight.entry.meta.status
+  ctx.metrics.cache(served)
+  return { entry: flight.entry, status: served, timings }
 }
 
 async function readCacheSafely (ctx: AppContext, key: string, log: Logger): Promise<CacheEntry | undefined> {

@@ -9,6 +9,7 @@ import { createBudget, loadPage } from '../browser/session.ts'
 import { printPdf, takeScreenshot } from '../browser/capture.ts'
 import { isRetryable, refusalError } from '../browser/errors.ts'
 import type { Pdf, Screenshot } from '../browser/capture.ts'
+import { sleep } from '../util/abort.ts'
 
 export interface Rendered {
   url: string
@@ -41,15 +42,6 @@ export function emulationOf (options: ExtractOptions, chromiumVersion: string): 
   }
 }
 
-function sleep (ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal.aborted) { reject(signal.reason); return }
-    const timer = setTimeout(() => { signal.removeEventListener('abort', onAbort); resolve() }, ms)
-    const onAbort = (): void => { clearTimeout(timer); reject(signal.reason) }
-    signal.addEventListener('abort', onAbort, { once: true })
-  })
-}
-
 export async function renderPage (ctx: AppContext, options: ExtractOptions, signal: AbortSignal, deadline: number): Promise<Rendered> {
   // The target's own address is checked before queueing (API.md §1.4 steps 8-9); the egress layer
   // checks it again, with everything else the page loads, on the connection actually made.
@@ -77,7 +69,7 @@ export async function renderPage (ctx: AppContext, options: ExtractOptions, sign
         assertNotRefused()
         const loadTime = performance.now() - t0
         const t1 = performance.now()
-        const screenshot = options.screenshot === false ? undefined : await takeScreenshot(page, options.screenshot, budget, { contentType: loaded.headers['content-type'] })
+        const screenshot = options.screenshot === false ? undefined : await takeScreenshot(page, options.screenshot, budget, { contentType: loaded.headers['content-type'], maxImageHeight: ctx.config.maxFullPageHeight })
         const pdf = options.pdf === false ? undefined : await printPdf(page, options.pdf, budget)
         return {
           ...loaded,

@@ -9,6 +9,7 @@ import type { Logger } from 'pino'
 import type { Store } from '../store/index.ts'
 import type { Cache, CacheEntry } from './cache.ts'
 import { AppError } from '../errors.ts'
+import { raceAbort, sleep } from '../util/abort.ts'
 
 export interface Flight {
   entry: CacheEntry
@@ -27,15 +28,6 @@ export interface SingleFlight {
 }
 
 const LOCK_PREFIX = 'lock:'
-
-function sleep (ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal.aborted) { reject(signal.reason); return }
-    const timer = setTimeout(() => { signal.removeEventListener('abort', onAbort); resolve() }, ms)
-    const onAbort = (): void => { clearTimeout(timer); reject(signal.reason) }
-    signal.addEventListener('abort', onAbort, { once: true })
-  })
-}
 
 interface Running {
   promise: Promise<Flight>
@@ -111,17 +103,4 @@ export function createSingleFlight (deps: { store: Store, cache: Cache, log: Log
     },
     size: () => inFlight.size
   }
-}
-
-/** Waits for a promise, or rejects with the signal's reason when it aborts first. */
-export function raceAbort<T> (promise: Promise<T>, signal: AbortSignal): Promise<T> {
-  if (signal.aborted) return Promise.reject(signal.reason as Error)
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = (): void => { reject(signal.reason ?? new AppError('ETIMEOUT')) }
-    signal.addEventListener('abort', onAbort, { once: true })
-    promise.then(
-      value => { signal.removeEventListener('abort', onAbort); resolve(value) },
-      (err: unknown) => { signal.removeEventListener('abort', onAbort); reject(err) }
-    )
-  })
 }
