@@ -8,13 +8,14 @@ import cors from '@fastify/cors'
 import compress from '@fastify/compress'
 import type { AppContext } from './context.ts'
 import { AppError } from './errors.ts'
-import { createErrorHandler, errorBody } from './http/error-handler.ts'
+import { createErrorHandler, errorBody, normalizeError } from './http/error-handler.ts'
 import { pretty } from './http/reply.ts'
 import { redactUrl } from './logger.ts'
 import { extractRoutes } from './routes/extract.ts'
 import { healthRoutes } from './routes/health.ts'
 import { docsRoutes } from './routes/docs.ts'
 import { filesRoutes } from './routes/files.ts'
+import { metricsRoutes } from './routes/metrics.ts'
 
 export type Plan = 'free' | 'pro'
 
@@ -22,6 +23,8 @@ declare module 'fastify' {
   interface FastifyRequest {
     /** performance.now() when the request arrived. */
     startedAt: number
+    /** The error code the answer carries ('' while none), for the request metrics. */
+    errorCode: string
   }
 }
 
@@ -76,6 +79,7 @@ export async function buildApp (ctx: AppContext, { plan }: { plan: Plan }): Prom
 
   const debugRequests = ctx.log.isLevelEnabled('debug')
   app.decorateRequest('startedAt', 0)
+  app.decorateRequest('errorCode', '')
   app.addHook('onRequest', async (request, reply) => {
     request.startedAt = performance.now()
     reply.header('x-request-id', request.id)
@@ -90,7 +94,16 @@ export async function buildApp (ctx: AppContext, { plan }: { plan: Plan }): Prom
     if (ctx.closing) reply.header('connection', 'close')
     return payload
   })
+  // Runs before the error handler: remember the public code the answer will carry.
+  app.addHook('onError', async (request, _reply, err) => {
+    request.errorCode = normalizeError(err).code
+  })
   app.addHook('onResponse', async (request, reply) => {
+    const seconds = (performance.now() - request.startedAt) / 1000
+    // /metrics is never counted (API.md §12.2); the route pattern, not the raw URL, decides.
+    if (request.routeOptions.url !== '/metrics') {
+      ctx.metrics.request(plan, reply.statusCode, request.errorCode === '' ? 'none' : request.errorCode, seconds)
+    }
     // One short line per request; headers only at debug (they are redacted there too).
     request.log.info({
       method: request.method,
@@ -124,6 +137,7 @@ export async function buildApp (ctx: AppContext, { plan }: { plan: Plan }): Prom
 
   await app.register(extractRoutes, { ctx, plan })
   await app.register(healthRoutes, { ctx })
+  await app.register(metricsRoutes, { ctx })
   await app.register(docsRoutes)
   await app.register(filesRoutes, { ctx })
   return app

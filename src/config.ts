@@ -23,11 +23,23 @@ export interface Config {
   publicUrl: string
   apiKeys: readonly string[]
   freeDailyLimit: number
+  /** What the free quota does when its store (Redis) is unreachable: serve uncounted, or refuse (503 EBUSY). */
+  quotaFailMode: 'open' | 'closed'
   maxTimeout: number
   chromiumPath: string | undefined
   browserWsEndpoint: string | undefined
   browserConcurrency: number
   browserQueueLimit: number
+  /** Largest HTML body read by the plain fetch; a larger one is refused (EINVALURL), bytes. */
+  maxHtmlBytes: number
+  /** Bytes a media probe's ranged GET reads. */
+  maxProbeBytes: number
+  /** Redirects the plain fetch and the probes follow before EMAXREDIRECTS. */
+  maxRedirects: number
+  /** Tallest screenshot, in device pixels (full pages are cut there). */
+  maxFullPageHeight: number
+  /** Jobs a browser runs before it is relaunched. */
+  browserMaxJobs: number
   allowPrivateHosts: readonly string[]
   /** false, true, a hop count, or a list of CIDRs/addresses (Fastify's trustProxy forms). */
   trustProxy: boolean | number | string[]
@@ -128,6 +140,12 @@ function trustProxy (env: Env, name: string): Config['trustProxy'] {
   return entries
 }
 
+function quotaFailMode (env: Env, name: string): Config['quotaFailMode'] {
+  const raw = (str(env, name) ?? 'open').toLowerCase()
+  if (raw !== 'open' && raw !== 'closed') throw new ConfigError(name, `must be open or closed (got "${raw}")`)
+  return raw
+}
+
 export function loadConfig (env: Env = {}): Readonly<Config> {
   const freePort = port(env, 'FREE_PORT', 3000)
   const proPort = port(env, 'PRO_PORT', 3001)
@@ -180,11 +198,17 @@ export function loadConfig (env: Env = {}): Readonly<Config> {
     publicUrl,
     apiKeys: Object.freeze(apiKeys),
     freeDailyLimit: integer(env, 'FREE_DAILY_LIMIT', 50, 0),
+    quotaFailMode: quotaFailMode(env, 'QUOTA_FAIL_MODE'),
     maxTimeout: duration(env, 'MAX_TIMEOUT', 28_000),
     chromiumPath: str(env, 'CHROMIUM_PATH'),
     browserWsEndpoint: str(env, 'BROWSER_WS_ENDPOINT'),
     browserConcurrency: integer(env, 'BROWSER_CONCURRENCY', cpus, 1, 256),
     browserQueueLimit: integer(env, 'BROWSER_QUEUE_LIMIT', 64, 0, 100_000),
+    maxHtmlBytes: integer(env, 'MAX_HTML_BYTES', 10 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
+    maxProbeBytes: integer(env, 'MAX_PROBE_BYTES', 64 * 1024, 1024, 16 * 1024 * 1024),
+    maxRedirects: integer(env, 'MAX_REDIRECTS', 10, 0, 100),
+    maxFullPageHeight: integer(env, 'MAX_FULLPAGE_HEIGHT', 16_384, 100, 16_384),
+    browserMaxJobs: integer(env, 'BROWSER_MAX_JOBS', 1000, 1, 10_000_000),
     allowPrivateHosts: Object.freeze(hostPorts(env, 'ALLOW_PRIVATE_HOSTS')),
     trustProxy: trustProxy(env, 'TRUST_PROXY'),
     docsUrl: httpUrl(env, 'DOCS_URL') ?? `${publicUrl}/docs`

@@ -8,12 +8,14 @@ import { createCache, type Cache } from './pipeline/cache.ts'
 import { createSingleFlight, type SingleFlight } from './pipeline/single-flight.ts'
 import { createAddressGuard, type AddressGuard } from './net/guard.ts'
 import { createHttpClient } from './net/http-client.ts'
-import type { HttpClient } from './net/types.ts'
+import type { HttpClient, Probe } from './net/types.ts'
+import { PROBE_BYTES } from './metadata/media.ts'
 import { createMetadataExtractor, type MetadataExtractor } from './metadata/extractor.ts'
 import { createKeyVerifier } from './http/auth.ts'
 import { desktopUserAgent } from './browser/devices.ts'
 import { createBrowserPool, type BrowserPoolOptions } from './browser/pool.ts'
 import { createLazyBrowserPool, type LazyBrowserPool } from './browser/lazy-pool.ts'
+import { createMetrics, type Metrics } from './metrics.ts'
 
 export interface AppContext {
   config: Readonly<Config>
@@ -26,6 +28,8 @@ export interface AppContext {
   http: HttpClient
   metadata: MetadataExtractor
   browser: LazyBrowserPool
+  /** Prometheus metrics of this context (its own registry). */
+  metrics: Metrics
   verifyKey: (presented: string | undefined) => boolean
   /** Background work (stale refreshes) that shutdown waits for. */
   background: Set<Promise<unknown>>
@@ -49,13 +53,19 @@ export async function createContext (config: Readonly<Config>, log: Logger, over
   const cache = createCache(store)
   const flights = createSingleFlight({ store, cache, log })
   const guard = createAddressGuard({ allowPrivateHosts: [...config.allowPrivateHosts], ...(overrides.resolve === undefined ? {} : { resolve: overrides.resolve }) })
-  const http = createHttpClient({ guard, userAgent: desktopUserAgent(FETCH_CHROME_VERSION), log })
-  const metadata = createMetadataExtractor({ probe: http.probe.bind(http), log })
+  const http = createHttpClient({ guard, userAgent: desktopUserAgent(FETCH_CHROME_VERSION), maxRedirects: config.maxRedirects, log })
+  // MAX_PROBE_BYTES: the media probe's ordinary ranged GET reads this much (the SVG whole-file check keeps its own size).
+  const probe: Probe = async (url, options) => await http.probe(url, {
+    ...options,
+    maxBytes: options.maxBytes === undefined || options.maxBytes === PROBE_BYTES ? config.maxProbeBytes : options.maxBytes
+  })
+  const metadata = createMetadataExtractor({ probe, log })
   const browser = createLazyBrowserPool(async () => await createBrowserPool({
     chromiumPath: config.chromiumPath,
     wsEndpoint: config.browserWsEndpoint,
     concurrency: config.browserConcurrency,
     queueLimit: config.browserQueueLimit,
+    maxJobsPerBrowser: config.browserMaxJobs,
     ...overrides.browser
   }, { guard, log }))
   return {
@@ -69,6 +79,7 @@ export async function createContext (config: Readonly<Config>, log: Logger, over
     http,
     metadata,
     browser,
+    metrics: createMetrics({ browserStats: () => browser.stats() }),
     verifyKey: createKeyVerifier(config.apiKeys),
     background: new Set(),
     closing: false

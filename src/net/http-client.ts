@@ -26,10 +26,12 @@ export interface HttpClientOptions {
   guard: AddressGuard
   /** Sent when the caller's headers carry no user-agent. */
   userAgent: string
+  /** Redirects followed before EMAXREDIRECTS (MAX_REDIRECTS). Default 10. */
+  maxRedirects?: number
   log?: HttpClientLog
 }
 
-const MAX_REDIRECTS = 10
+const DEFAULT_MAX_REDIRECTS = 10
 const REDIRECT_STATUSES: ReadonlySet<number> = new Set([301, 302, 303, 307, 308])
 /** Backstops only: the caller's signal is the real deadline. */
 const CONNECT_TIMEOUT_MS = 10_000
@@ -198,6 +200,7 @@ interface Hop {
 
 export function createHttpClient (options: HttpClientOptions): HttpClient {
   const { guard, userAgent, log } = options
+  const maxRedirects = Math.max(0, Math.floor(options.maxRedirects ?? DEFAULT_MAX_REDIRECTS))
   const baseConnect = buildConnector({ timeout: CONNECT_TIMEOUT_MS, allowH2: false })
 
   // See the header comment: one resolution per socket, and the socket goes to the address that was checked.
@@ -281,9 +284,9 @@ export function createHttpClient (options: HttpClientOptions): HttpClient {
       }
       // Redirect bodies are not wanted; the next hop may need a fresh, re-checked connection anyway.
       response.body.destroy()
-      if (redirects.length >= MAX_REDIRECTS) {
+      if (redirects.length >= maxRedirects) {
         throw new AppError('EMAXREDIRECTS', {
-          data: { url: `The URL \`${start.href}\` redirected more than ${MAX_REDIRECTS} times.` },
+          data: { url: `The URL \`${start.href}\` redirected more than ${maxRedirects} times.` },
           cause: new Error(`redirect number ${redirects.length + 1} from ${current.href}`)
         })
       }

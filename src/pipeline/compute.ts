@@ -6,7 +6,7 @@ import type { ExtractOptions } from '../schemas/options.ts'
 import type { FetchPageResult } from '../net/types.ts'
 import type { CacheEntry, FetchMode } from './cache.ts'
 import { AppError } from '../errors.ts'
-import { loadPage } from './fetch.ts'
+import { isBodyTooLarge, loadPage } from './fetch.ts'
 import { isHtml, loadModeOf, looksClientRendered } from './prerender.ts'
 import { renderPage, type Rendered } from './render.ts'
 import { storeFiles } from './files.ts'
@@ -98,6 +98,7 @@ export async function computeEntry (ctx: AppContext, options: ExtractOptions, ru
     fetchMode = options.meta === false && loaded.mode === 'fetch' ? 'skipped' : loaded.mode
   }
 
+  ctx.metrics.fetchMode(fetchMode)
   return {
     meta: {
       createdAt: Date.now(),
@@ -133,13 +134,29 @@ function fromRender (rendered: Rendered): Loaded {
 }
 
 async function render (ctx: AppContext, options: ExtractOptions, run: ComputeRun): Promise<Loaded> {
-  return fromRender(await renderPage(ctx, options, run.signal, run.deadline))
+  const t = performance.now()
+  try {
+    const rendered = await renderPage(ctx, options, run.signal, run.deadline)
+    ctx.metrics.renderDuration((performance.now() - t) / 1000, 'ok')
+    return fromRender(rendered)
+  } catch (err) {
+    ctx.metrics.renderDuration((performance.now() - t) / 1000, 'error')
+    throw err
+  }
 }
 
 async function fetchWithin (ctx: AppContext, options: ExtractOptions, signal: AbortSignal): Promise<Loaded> {
   const t = performance.now()
-  const page = await loadPage(ctx, options, signal)
-  return fromFetch(page, performance.now() - t)
+  let page: FetchPageResult
+  try {
+    page = await loadPage(ctx, options, signal)
+  } catch (err) {
+    ctx.metrics.fetchDuration((performance.now() - t) / 1000, 'error')
+    throw err
+  }
+  const elapsed = performance.now() - t
+  ctx.metrics.fetchDuration(elapsed / 1000, 'ok')
+  return fromFetch(page, elapsed)
 }
 
 /** The GET of prerender=auto may use a third of the budget (API.md §3.6). */
@@ -169,8 +186,9 @@ async function load (ctx: AppContext, options: ExtractOptions, mode: 'fetch' | '
     share.done()
   }
   if (run.signal.aborted) throw run.signal.reason
-  // A blocked target or redirect never gets a second chance in the browser.
+  // A blocked target or redirect, or an HTML body over MAX_HTML_BYTES, never gets a second chance in the browser.
   if (fetchError instanceof AppError && (fetchError.code === 'EFORBIDDENURL' || fetchError.code === 'EMAXREDIRECTS')) throw fetchError
+  if (isBodyTooLarge(fetchError)) throw fetchError
 
   if (fetched !== undefined) {
     const html = isHtml(fetched.headers['content-type'], fetched.body)

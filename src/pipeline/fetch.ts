@@ -2,14 +2,37 @@
 import type { AppContext } from '../context.ts'
 import type { ExtractOptions } from '../schemas/options.ts'
 import type { FetchPageResult } from '../net/types.ts'
+import { AppError } from '../errors.ts'
+import { isHtml } from './prerender.ts'
 
-/** HTML is parsed up to 10 MiB (API.md §9). */
-export const MAX_HTML_BYTES = 10 * 1024 * 1024
+/** The errors of bodies over the limit, so prerender=auto does not hand them to the browser. */
+const tooLarge = new WeakSet<AppError>()
 
+/** True for the error of a body larger than MAX_HTML_BYTES. */
+export function isBodyTooLarge (err: unknown): boolean {
+  return err instanceof AppError && tooLarge.has(err)
+}
+
+/**
+ * Reads at most `config.maxHtmlBytes` (MAX_HTML_BYTES, 10 MiB by default), and the read stopping there closes the
+ * connection to the target. An HTML body with more is refused (400 EINVALURL, `data.url` saying so); any other
+ * content keeps its head, which is all its metadata needs (type, size and dimensions come from the headers and the
+ * first bytes).
+ */
 export async function loadPage (ctx: AppContext, options: ExtractOptions, signal: AbortSignal): Promise<FetchPageResult> {
-  return await ctx.http.fetchPage(options.url, {
+  const maxBytes = ctx.config.maxHtmlBytes
+  const page = await ctx.http.fetchPage(options.url, {
     signal,
-    maxBytes: MAX_HTML_BYTES,
+    maxBytes,
     headers: { ...options.headers }
   })
+  if (page.truncated && isHtml(page.headers['content-type'], page.body)) {
+    const error = new AppError('EINVALURL', {
+      data: { url: `The URL \`${page.url}\` sent a body larger than ${maxBytes} bytes.` },
+      cause: new Error(`body over ${maxBytes} bytes`)
+    })
+    tooLarge.add(error)
+    throw error
+  }
+  return page
 }

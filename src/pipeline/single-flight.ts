@@ -44,7 +44,15 @@ export function createSingleFlight (deps: { store: Store, cache: Cache, log: Log
     const lockKey = LOCK_PREFIX + key
     for (;;) {
       if (signal.aborted) throw signal.reason
-      const token = await deps.store.acquireLock(lockKey, options.lockTtl)
+      let token: string | null
+      try {
+        token = await deps.store.acquireLock(lockKey, options.lockTtl)
+      } catch (err) {
+        // The store is away: compute here without the cross-instance lock (the in-process map still
+        // dedupes) rather than fail the request; locks work again once the store is back.
+        deps.log.warn({ err }, 'lock store unavailable; computing without the shared lock')
+        return { entry: await compute(signal), computedHere: true }
+      }
       if (token !== null) {
         try {
           return { entry: await compute(signal), computedHere: true }

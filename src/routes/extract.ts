@@ -41,8 +41,21 @@ export async function extractRoutes (app: FastifyInstance, { ctx, plan }: { ctx:
       const { headers } = await consumeQuota(ctx.store, quotaSubject(request.ip), limit)
       reply.headers(headers)
     } catch (err) {
-      if (err instanceof AppError) throw err
-      // The store is away: serve rather than refuse everyone (fail open), and say so in the log.
+      if (err instanceof AppError) {
+        if (err.code === 'ERATE') ctx.metrics.quotaRefused('limit')
+        throw err
+      }
+      // The store is away. QUOTA_FAIL_MODE=open (default) serves uncounted rather than refusing everyone;
+      // closed refuses with a retryable 503 until the store answers again.
+      if (ctx.config.quotaFailMode === 'closed') {
+        ctx.metrics.quotaRefused('store_unavailable')
+        request.log.warn({ err }, 'quota store unavailable; request refused (QUOTA_FAIL_MODE=closed)')
+        throw new AppError('EBUSY', {
+          data: { quota: 'The quota store is unreachable.' },
+          headers: { 'retry-after': '5' },
+          cause: err
+        })
+      }
       request.log.warn({ err }, 'quota store unavailable; request not counted')
     }
   }

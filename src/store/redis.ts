@@ -57,29 +57,43 @@ export function createRedisStore (options: { url: string, prefix?: string }, dep
     if (err.message !== lastError) deps.log.warn({ err: { message: err.message } }, 'redis error')
     lastError = err.message
   })
-  redis.on('ready', () => { lastError = '' })
+  // Once a connection is lost (or the first one failed), commands fail at once until Redis is back,
+  // instead of each waiting out a reconnect attempt: callers degrade (cache miss, quota mode) in
+  // milliseconds. Before the first connection, commands queue as usual.
+  let down = false
+  redis.on('close', () => { down = true })
+  redis.on('ready', () => { lastError = ''; down = false })
+  function ensureUp (): void {
+    if (down) throw new Error('redis is unavailable')
+  }
 
   return {
     kind: 'redis',
     async get (key) {
+      ensureUp()
       return await redis.get(key)
     },
     async set (key, value, ttlMs) {
+      ensureUp()
       await redis.set(key, value, 'PX', Math.max(1, Math.round(ttlMs)))
     },
     async del (key) {
+      ensureUp()
       await redis.del(key)
     },
     async hitWindow (key, limit, windowMs): Promise<WindowHit> {
+      ensureUp()
       const [allowed, count, pttl] = await redis.hitWindow(key, limit, windowMs)
       return { allowed: allowed === 1, count, resetAt: Date.now() + pttl }
     },
     async acquireLock (key, ttlMs) {
+      ensureUp()
       const token = randomUUID()
       const ok = await redis.set(key, token, 'PX', Math.max(1, Math.round(ttlMs)), 'NX')
       return ok === 'OK' ? token : null
     },
     async releaseLock (key, token) {
+      ensureUp()
       await redis.releaseLock(key, token)
     },
     async health () {

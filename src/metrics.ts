@@ -1,0 +1,118 @@
+// Prometheus metrics (API.md §12.2). One registry per context, never prom-client's global one, so two
+// apps in one process keep separate counts. Labels hold fixed enums only: never a URL, a key or a header.
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client'
+import type { BrowserPoolStats } from './browser/pool.ts'
+import type { CacheStatus, FetchMode } from './pipeline/cache.ts'
+
+export type QuotaRefusal = 'limit' | 'store_unavailable'
+export type Outcome = 'ok' | 'error'
+
+export interface Metrics {
+  readonly registry: Registry
+  /** One answered request; `code` is the error code, or `none` for a success. */
+  request (listener: 'free' | 'pro', status: number, code: string, seconds: number): void
+  cache (status: CacheStatus): void
+  fetchMode (mode: FetchMode): void
+  fetchDuration (seconds: number, outcome: Outcome): void
+  renderDuration (seconds: number, outcome: Outcome): void
+  quotaRefused (reason: QuotaRefusal): void
+  /** The Prometheus text exposition. */
+  scrape (): Promise<{ contentType: string, body: string }>
+}
+
+const DURATION_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20, 30]
+
+/** Error codes are a fixed catalog; anything else (never expected) is folded so no label can grow. */
+const CODE = /^(none|E[A-Z]{2,20})$/
+
+export function createMetrics (deps: { browserStats: () => BrowserPoolStats }): Metrics {
+  const registry = new Registry()
+  collectDefaultMetrics({ register: registry })
+
+  const requests = new Counter({
+    name: 'pagecast_requests_total',
+    help: 'Answered HTTP requests (/metrics excluded), by listener, HTTP status and error code (none on success).',
+    labelNames: ['listener', 'status', 'code'] as const,
+    registers: [registry]
+  })
+  const requestDuration = new Histogram({
+    name: 'pagecast_request_duration_seconds',
+    help: 'Time from a request\'s arrival to its answer, by listener.',
+    labelNames: ['listener'] as const,
+    buckets: DURATION_BUCKETS,
+    registers: [registry]
+  })
+  const cache = new Counter({
+    name: 'pagecast_cache_total',
+    help: 'API answers by x-cache-status.',
+    labelNames: ['status'] as const,
+    registers: [registry]
+  })
+  const fetchTotal = new Counter({
+    name: 'pagecast_fetch_total',
+    help: 'Computations by how the page was loaded (x-fetch-mode).',
+    labelNames: ['mode'] as const,
+    registers: [registry]
+  })
+  const fetchDuration = new Histogram({
+    name: 'pagecast_fetch_duration_seconds',
+    help: 'Plain HTTP fetches of a target, by outcome.',
+    labelNames: ['outcome'] as const,
+    buckets: DURATION_BUCKETS,
+    registers: [registry]
+  })
+  const renderDuration = new Histogram({
+    name: 'pagecast_render_duration_seconds',
+    help: 'Browser renders of a target (queue wait included), by outcome.',
+    labelNames: ['outcome'] as const,
+    buckets: DURATION_BUCKETS,
+    registers: [registry]
+  })
+  const quota = new Counter({
+    name: 'pagecast_quota_refusals_total',
+    help: 'Free requests refused by the quota step: limit (ERATE) or store_unavailable (QUOTA_FAIL_MODE=closed).',
+    labelNames: ['reason'] as const,
+    registers: [registry]
+  })
+  // Pool state is read at scrape time: nothing to keep in step.
+  new Gauge({
+    name: 'pagecast_browser_pages_active',
+    help: 'Browser jobs running now.',
+    registers: [registry],
+    collect () { this.set(deps.browserStats().active) }
+  })
+  new Gauge({
+    name: 'pagecast_browser_queue_length',
+    help: 'Requests waiting for a browser page.',
+    registers: [registry],
+    collect () { this.set(deps.browserStats().queued) }
+  })
+  new Gauge({
+    name: 'pagecast_browser_launches',
+    help: 'Browsers launched (or connected) since start; a rise after the first is a relaunch.',
+    registers: [registry],
+    collect () { this.set(deps.browserStats().launches) }
+  })
+  new Gauge({
+    name: 'pagecast_browser_jobs',
+    help: 'Browser jobs started since start.',
+    registers: [registry],
+    collect () { this.set(deps.browserStats().jobs) }
+  })
+
+  return {
+    registry,
+    request (listener, status, code, seconds) {
+      requests.inc({ listener, status: String(status), code: CODE.test(code) ? code : 'EOTHER' })
+      requestDuration.observe({ listener }, seconds)
+    },
+    cache (status) { cache.inc({ status }) },
+    fetchMode (mode) { fetchTotal.inc({ mode }) },
+    fetchDuration (seconds, outcome) { fetchDuration.observe({ outcome }, seconds) },
+    renderDuration (seconds, outcome) { renderDuration.observe({ outcome }, seconds) },
+    quotaRefused (reason) { quota.inc({ reason }) },
+    async scrape () {
+      return { contentType: registry.contentType, body: await registry.metrics() }
+    }
+  }
+}

@@ -1,0 +1,173 @@
+// Keys and secrets (API.md §10), beyond api.test.ts's fetch-path log check: a render with forwarded
+// headers, cookies, authorization and proxy credentials, error logs included; keys hashed before the
+// constant-time comparison; sha256: keys end to end; no client reads another's private result.
+import { createHash } from 'node:crypto'
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
+import { build, qs, type Built } from '../helpers/build.ts'
+import { startFixtureServer, type FixtureServer } from '../helpers/fixture-server.ts'
+import { freePort } from '../setup/global-setup.ts'
+
+// Records every timingSafeEqual call of the key verifier (the real one still answers).
+const compared = vi.hoisted(() => [] as Array<[Buffer, Buffer]>)
+vi.mock('node:crypto', async (importOriginal) => {
+  const original = await importOriginal<typeof import('node:crypto')>()
+  return {
+    ...original,
+    timingSafeEqual: (a: NodeJS.ArrayBufferView, b: NodeJS.ArrayBufferView) => {
+      compared.push([Buffer.from(a.buffer, a.byteOffset, a.byteLength), Buffer.from(b.buffer, b.byteOffset, b.byteLength)])
+      return original.timingSafeEqual(a, b)
+    }
+  }
+})
+
+const { createKeyVerifier } = await import('../../src/http/auth.ts')
+
+function sha256 (value: string): Buffer {
+  return createHash('sha256').update(value).digest()
+}
+
+describe('createKeyVerifier', () => {
+  it('hashes the presented key and compares 32-byte digests with every entry, without early exit', () => {
+    const verify = createKeyVerifier(['first-key', `sha256:${sha256('second-key').toString('hex')}`])
+    compared.length = 0
+    expect(verify('first-key')).toBe(true)
+    // A match on the first entry still compares with the second.
+    expect(compared).toHaveLength(2)
+    for (const [a, b] of compared) {
+      expect(a.equals(sha256('first-key'))).toBe(true)
+      expect(a.length).toBe(32)
+      expect(b.length).toBe(32)
+    }
+    expect(compared.map(([, b]) => b.toString('hex'))).toEqual([sha256('first-key').toString('hex'), sha256('second-key').toString('hex')])
+
+    // Any length is hashed to 32 bytes first: no length-dependent shortcut, no throw.
+    compared.length = 0
+    expect(verify('x'.repeat(10_000))).toBe(false)
+    expect(compared).toHaveLength(2)
+    expect(compared.every(([a]) => a.equals(sha256('x'.repeat(10_000))))).toBe(true)
+  })
+})
+
+const PLAIN_KEY = 'plain-key-secret-1f2e'
+const HASHED_KEY = 'hashed-key-secret-9a8b'
+const HASHED_ENTRY = `sha256:${sha256(HASHED_KEY).toString('hex')}`
+
+let fx: FixtureServer
+let app: Built
+let closedPort: number
+const received: Array<Record<string, unknown>> = []
+
+beforeAll(async () => {
+  fx = await startFixtureServer()
+  fx.route('/whoami', (req, res) => {
+    received.push({ ...req.headers })
+    res.writeHead(200, { 'content-type': 'text/html' })
+    res.end(`<title>cookie=${String(req.headers.cookie ?? 'none')}</title>`)
+  })
+  fx.route('/hang', (req) => { received.push({ ...req.headers }) })
+  closedPort = await freePort()
+  app = await build({
+    ALLOW_PRIVATE_HOSTS: `${fx.host},127.0.0.1:${closedPort}`,
+    API_KEYS: `${PLAIN_KEY},${HASHED_ENTRY}`,
+    BROWSER_CONCURRENCY: '2'
+  })
+}, 60_000)
+
+afterAll(async () => {
+  await app?.close()
+  await fx?.close()
+})
+
+async function pro (query: Record<string, string | number | boolean>, headers: Record<string, string> = {}) {
+  return await app.pro.inject({ url: `/?${qs(query)}`, headers: { 'x-api-key': PLAIN_KEY, ...headers } })
+}
+
+describe('API keys', () => {
+  it('accepts a sha256: entry by its plain key, never by the digest itself', async () => {
+    const ok = await app.pro.inject({ url: `/?${qs({ url: `${fx.origin}/plain/`, 'meta.title': true })}`, headers: { 'x-api-key': HASHED_KEY } })
+    expect(ok.statusCode).toBe(200)
+    const digest = await app.pro.inject({ url: `/?${qs({ url: `${fx.origin}/plain/`, 'meta.title': true })}`, headers: { 'x-api-key': HASHED_ENTRY } })
+    expect(digest.json().code).toBe('EAUTH')
+    expect(app.rawLogs.join('\n')).not.toContain(HASHED_KEY)
+  })
+})
+
+describe('logs', () => {
+  it('never hold forwarded headers, cookies, authorization or proxy credentials of a render, error logs included', async () => {
+    const secrets = {
+      query: 'query-header-secret-71',
+      apiHeader: 'api-header-secret-72',
+      cookie: 'cookie-secret-73',
+      authorization: 'authorization-secret-74',
+      forwardedCookie: 'forwarded-cookie-secret-75',
+      proxyUser: 'proxy-user-secret-76',
+      proxyPass: 'proxy-pass-secret-77'
+    }
+    const clientHeaders = {
+      cookie: `session=${secrets.cookie}`,
+      authorization: `Bearer ${secrets.authorization}`,
+      'x-api-header-x-token': secrets.apiHeader,
+      'x-api-header-cookie': `sid=${secrets.forwardedCookie}`
+    }
+    const rendered = await pro({ url: `${fx.origin}/whoami`, prerender: true, waitUntil: 'load', 'headers.x-query-token': secrets.query }, clientHeaders)
+    expect(rendered.statusCode).toBe(200)
+    expect(rendered.headers['x-fetch-mode']).toBe('prerender')
+    // The secrets really went through the service to the target.
+    expect(rendered.json().data.title).toBe(`cookie=sid=${secrets.forwardedCookie}`)
+    const seen = received.at(-1) ?? {}
+    expect(seen['x-token']).toBe(secrets.apiHeader)
+    expect(seen['x-query-token']).toBe(secrets.query)
+
+    // A render that fails (ETIMEOUT is a 5xx: logged at error level with its cause).
+    const timedOut = await pro({ url: `${fx.origin}/hang`, prerender: true, timeout: '2s', 'headers.x-query-token': secrets.query }, clientHeaders)
+    expect(timedOut.statusCode).toBe(504)
+
+    // A proxy with credentials that cannot be reached. Whatever the outcome, the credentials sit in the
+    // request's query, which every request log line carries (redacted).
+    const proxied = await pro({
+      url: `${fx.origin}/whoami?proxied`,
+      prerender: true,
+      timeout: '8s',
+      proxy: `http://${secrets.proxyUser}:${secrets.proxyPass}@127.0.0.1:${closedPort}`
+    }, clientHeaders)
+    expect(JSON.stringify(proxied.json())).not.toContain(secrets.proxyPass)
+
+    const errorLines = app.logs.filter(l => typeof l.level === 'number' && l.level >= 50)
+    expect(errorLines.length).toBeGreaterThanOrEqual(1)
+    // Debug request lines (with their headers) were written, so the check covers them too.
+    expect(app.logs.some(l => l.msg === 'request' && l.req !== undefined)).toBe(true)
+    const all = app.rawLogs.join('\n')
+    for (const secret of [...Object.values(secrets), PLAIN_KEY]) {
+      expect(all).not.toContain(secret)
+    }
+    // And nothing of them reaches /metrics either.
+    const metrics = (await app.pro.inject('/metrics')).body
+    for (const secret of Object.values(secrets)) expect(metrics).not.toContain(secret)
+  }, 60_000)
+})
+
+describe('private results', () => {
+  it('forwarded cookies split cache entries, and a request without headers never hits one of them', async () => {
+    const target = { url: `${fx.origin}/whoami?cache`, 'meta.title': true }
+    const alice = await pro(target, { 'x-api-header-cookie': 'sid=alice' })
+    expect(alice.headers['x-cache-status']).toBe('MISS')
+    expect(alice.json().data.title).toBe('cookie=sid=alice')
+
+    const bob = await pro(target, { 'x-api-header-cookie': 'sid=bob' })
+    expect(bob.headers['x-cache-status']).toBe('MISS')
+    expect(bob.json().data.title).toBe('cookie=sid=bob')
+
+    // Alice's entry is there, and only she gets it.
+    const aliceAgain = await pro(target, { 'x-api-header-cookie': 'sid=alice' })
+    expect(aliceAgain.headers['x-cache-status']).toBe('HIT')
+    expect(aliceAgain.json().data.title).toBe('cookie=sid=alice')
+
+    // No forwarded headers (the client's own cookie is never forwarded): a fresh computation, on both listeners.
+    const anonymous = await pro(target, { cookie: 'sid=alice' })
+    expect(anonymous.headers['x-cache-status']).toBe('MISS')
+    expect(anonymous.json().data.title).toBe('cookie=none')
+    const free = await app.free.inject({ url: `/?${qs({ ...target, force: false })}`, remoteAddress: '198.51.100.30' })
+    expect(free.json().data.title).toBe('cookie=none')
+    expect(free.headers['x-cache-status']).toBe('HIT')
+  })
+})
