@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto'
 import http from 'node:http'
 import type { Duplex } from 'node:stream'
 import { constants as zlib } from 'node:zlib'
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify'
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply } from 'fastify'
 import cors from '@fastify/cors'
 import compress from '@fastify/compress'
 import type { AppContext } from './context.ts'
@@ -74,7 +74,19 @@ export async function buildApp (ctx: AppContext, { plan }: { plan: Plan }): Prom
     // Queries up to 32 KiB are the API's limit (API.md §2); Node's default header limit is 16 KiB, so
     // allow 64 KiB of headers and let the parser answer EINVALQUERY for anything between.
     serverFactory: handler => http.createServer({ maxHeaderSize: MAX_HEADER_BYTES }, handler),
-    clientErrorHandler: (err, socket) => { answerClientError(err, socket, ctx.config.region, ctx.config.docsUrl, plan) }
+    clientErrorHandler: (err, socket) => { answerClientError(err, socket, ctx.config.region, ctx.config.docsUrl, plan) },
+    // A path Fastify cannot decode (an invalid percent escape) is no route of ours: a catalog 404, not
+    // Fastify's own body. Hooks have not run for it, so the common headers are set here.
+    frameworkErrors: (error, request, reply) => {
+      const notFound = new AppError('ENOTFOUND', { data: { path: 'The path is not a valid URL path. The API answers GET / and HEAD /.' }, cause: error })
+      request.log.info({ code: notFound.code, cause: error.message }, 'request refused')
+      // The generic reply type of this hook is unresolved; it is an ordinary reply.
+      void (reply as unknown as FastifyReply)
+        .code(notFound.status)
+        .headers({ 'x-request-id': String(request.id), 'x-pricing-plan': plan, 'x-content-type-options': 'nosniff', 'cache-control': 'no-store' })
+        .type('application/json; charset=utf-8')
+        .send(errorBody(notFound, String(request.id), ctx.config.docsUrl))
+    }
   })
 
   const debugRequests = ctx.log.isLevelEnabled('debug')
