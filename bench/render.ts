@@ -137,6 +137,9 @@ export async function benchRender (): Promise<Record<string, number>> {
     for (const dpr of kind === 'pdf' ? [1] : [2, 1]) for (const concurrency of [1, 4]) settings.push({ kind, dpr, concurrency })
   }
   let tag = 0
+  // BENCH_RENDER_PART=memory runs only the memory measurement (for checking a leak quickly).
+  const memoryOnly = process.env.BENCH_RENDER_PART === 'memory'
+  if (memoryOnly) settings.length = 0
   try {
     // Raw baselines first, on their own browser (same executable and flags as the service).
     const browser = await chromium.launch({
