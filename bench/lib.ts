@@ -1,6 +1,6 @@
 // Shared pieces of the benchmarks: a redis-server, a load generator in its own process, statistics.
 import { spawn, execFile } from 'node:child_process'
-import { mkdtempSync } from 'node:fs'
+import { mkdtempSync, readFileSync, readdirSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { promisify } from 'node:util'
@@ -44,4 +44,29 @@ export function median (values: number[]): number {
 
 export function fmt (n: number, digits = 2): string {
   return n.toFixed(digits)
+}
+
+/** Proportional set size of a process and all its descendants, in MiB (Linux /proc). */
+export function treePss (root: number): number {
+  const parents = new Map<number, number>()
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8')
+      parents.set(Number(entry), Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]))
+    } catch {}
+  }
+  const tree = new Set([root])
+  let grew = true
+  while (grew) {
+    grew = false
+    for (const [pid, ppid] of parents) if (tree.has(ppid) && !tree.has(pid)) { tree.add(pid); grew = true }
+  }
+  let kb = 0
+  for (const pid of tree) {
+    try {
+      kb += Number(/^Pss:\s+(\d+)/m.exec(readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8'))?.[1] ?? 0)
+    } catch {}
+  }
+  return kb / 1024
 }

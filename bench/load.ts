@@ -4,12 +4,12 @@
 // process plus its Chromium (PSS of the whole process tree, sampled every 100 ms). Loopback only; bounded: a
 // fixed number of bursts, each request with a 60 s ceiling, and the service stopped at the end.
 import { spawn } from 'node:child_process'
-import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs'
+import { mkdtempSync, rmSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { startFixtureServer } from '../test/helpers/fixture-server.ts'
 import { freePort } from '../test/setup/global-setup.ts'
-import { fmt, median } from './lib.ts'
+import { fmt, median, treePss } from './lib.ts'
 
 const ROOT = path.resolve(import.meta.dirname, '..')
 const REQUESTS = Number(process.env.BENCH_LOAD_REQUESTS ?? 200)
@@ -18,30 +18,6 @@ const CONCURRENCY = 2
 const QUEUE = 20
 const line = (s: string): void => { process.stdout.write(`${s}\n`) }
 
-/** PSS of a process and all its descendants, in MiB (Linux). */
-function treePss (root: number): number {
-  const parents = new Map<number, number>()
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8')
-      parents.set(Number(entry), Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]))
-    } catch {}
-  }
-  const tree = new Set([root])
-  let grew = true
-  while (grew) {
-    grew = false
-    for (const [pid, ppid] of parents) if (tree.has(ppid) && !tree.has(pid)) { tree.add(pid); grew = true }
-  }
-  let kb = 0
-  for (const pid of tree) {
-    try {
-      kb += Number(/^Pss:\s+(\d+)/m.exec(readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8'))?.[1] ?? 0)
-    } catch {}
-  }
-  return kb / 1024
-}
 
 export interface LoadFigures {
   requests: number

@@ -4,14 +4,14 @@
 // Then: 20 identical concurrent uncached requests (how many renders), and the RSS of the service plus its
 // Chromium after 50 and after 500 screenshots. Loopback only; every loop is bounded.
 import { spawn, type ChildProcess } from 'node:child_process'
-import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs'
+import { mkdtempSync, rmSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { chromium, type Browser, type Page } from 'playwright-core'
 import { startFixtureServer, type FixtureServer } from '../test/helpers/fixture-server.ts'
 import { freePort } from '../test/setup/global-setup.ts'
 import { findChromium } from '../src/browser/chromium.ts'
-import { fmt, median } from './lib.ts'
+import { fmt, median, treePss } from './lib.ts'
 
 const ROOT = path.resolve(import.meta.dirname, '..')
 const KEY = 'bench-key'
@@ -86,31 +86,6 @@ async function serviceJob (service: Service, fx: FixtureServer, s: Setting, tag:
   await res.arrayBuffer()
 }
 
-/** Proportional set size of a process and all its descendants, in MiB (Linux). */
-function treePss (root: number): number {
-  const parents = new Map<number, number>()
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8')
-      parents.set(Number(entry), Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]))
-    } catch {}
-  }
-  const tree = new Set([root])
-  let grew = true
-  while (grew) {
-    grew = false
-    for (const [pid, ppid] of parents) if (tree.has(ppid) && !tree.has(pid)) { tree.add(pid); grew = true }
-  }
-  let kb = 0
-  for (const pid of tree) {
-    try {
-      const rollup = readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8')
-      kb += Number(/^Pss:\s+(\d+)/m.exec(rollup)?.[1] ?? 0)
-    } catch {}
-  }
-  return kb / 1024
-}
 
 // ---------------------------------------------------------------- raw Playwright baselines
 

@@ -3,6 +3,7 @@
 // none of them is exempt, so every test ends by asserting that it saw nothing. The allowed fixture server is exempt
 // (ALLOW_PRIVATE_HOSTS), and its pages point at the blocked one in every way a page can.
 import dgram from 'node:dgram'
+import { installLoopbackNet, type ConnectAttempt } from '../helpers/loopback-net.ts'
 import { readFile } from 'node:fs/promises'
 import http from 'node:http'
 import net from 'node:net'
@@ -23,28 +24,11 @@ const FIXTURES = path.resolve(import.meta.dirname, '../fixtures/browser')
 
 // ---------------------------------------------------------------- safety net for this process (the egress proxy)
 
-const violations: string[] = []
-const originalConnect = net.Socket.prototype.connect
-
-function isLoopbackLiteral (host: string): boolean {
-  if (net.isIPv4(host)) return host.startsWith('127.')
-  if (net.isIPv6(host)) return host === '::1'
-  return false
-}
+const violations: ConnectAttempt[] = []
+let uninstallSafetyNet = (): void => {}
 
 function installSafetyNet (): void {
-  net.Socket.prototype.connect = function guardedConnect (this: net.Socket, ...args: unknown[]): net.Socket {
-    const first = Array.isArray(args[0]) ? (args[0] as unknown[])[0] : args[0]
-    if (typeof first === 'object' && first !== null && !('path' in first && typeof first.path === 'string')) {
-      const host = String((first as { host?: string }).host ?? 'localhost')
-      if (!isLoopbackLiteral(host)) {
-        violations.push(host)
-        this.destroy(new Error(`test safety net: refused a connection to ${host}`))
-        return this
-      }
-    }
-    return (originalConnect as (...a: unknown[]) => net.Socket).apply(this, args)
-  } as typeof originalConnect
+  uninstallSafetyNet = installLoopbackNet({ violations })
 }
 
 // ---------------------------------------------------------------- servers
@@ -213,7 +197,7 @@ afterEach(() => {
 afterAll(async () => {
   await pool?.close()
   await Promise.all([blocked?.close(), allowed?.close(), other?.close()])
-  net.Socket.prototype.connect = originalConnect
+  uninstallSafetyNet()
 })
 
 // ---------------------------------------------------------------- tests

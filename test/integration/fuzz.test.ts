@@ -8,6 +8,7 @@
 // only exempt host is the loopback fixture, and a safety net refuses (and records) any socket this process opens to
 // anything but 127.0.0.1/::1, so even a generated public IP literal (a proxy, an injected script) cannot leave.
 import net from 'node:net'
+import { installLoopbackNet, type ConnectAttempt } from '../helpers/loopback-net.ts'
 import fc from 'fast-check'
 import type { LightMyRequestResponse } from 'fastify'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -21,28 +22,11 @@ const KEY = 'fuzz-key'
 
 // ---------------------------------------------------------------- safety net: no socket leaves loopback
 
-const violations: string[] = []
-const originalConnect = net.Socket.prototype.connect
-
-function isLoopbackLiteral (host: string): boolean {
-  if (net.isIPv4(host)) return host.startsWith('127.')
-  if (net.isIPv6(host)) return host === '::1'
-  return false
-}
+const violations: ConnectAttempt[] = []
+let uninstallSafetyNet = (): void => {}
 
 function installSafetyNet (): void {
-  net.Socket.prototype.connect = function guardedConnect (this: net.Socket, ...args: unknown[]): net.Socket {
-    const first = Array.isArray(args[0]) ? (args[0] as unknown[])[0] : args[0]
-    if (typeof first === 'object' && first !== null && !('path' in first && typeof first.path === 'string')) {
-      const host = String((first as { host?: string }).host ?? 'localhost')
-      if (!isLoopbackLiteral(host)) {
-        violations.push(host)
-        this.destroy(new Error(`test safety net: refused a connection to ${host}`))
-        return this
-      }
-    }
-    return (originalConnect as (...a: unknown[]) => net.Socket).apply(this, args)
-  } as typeof originalConnect
+  uninstallSafetyNet = installLoopbackNet({ violations })
 }
 
 // ---------------------------------------------------------------- invariants
@@ -232,7 +216,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await app?.close()
   await fx?.close()
-  net.Socket.prototype.connect = originalConnect
+  uninstallSafetyNet()
 })
 
 async function send (listener: 'free' | 'pro', query: string, headers: Record<string, string> = {}): Promise<LightMyRequestResponse> {

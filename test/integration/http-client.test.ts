@@ -3,6 +3,7 @@
 // both go) refuses and records any other target, so even a broken guard cannot reach another host; every test
 // then asserts that the net recorded nothing.
 import http from 'node:http'
+import { installLoopbackNet, type ConnectAttempt } from '../helpers/loopback-net.ts'
 import net from 'node:net'
 import type { AddressInfo } from 'node:net'
 import zlib from 'node:zlib'
@@ -15,46 +16,13 @@ import type { HttpClient } from '../../src/net/types.ts'
 
 // ---------------------------------------------------------------- safety net
 
-interface ConnectAttempt {
-  host: string
-  port: number
-}
 
 const attempts: ConnectAttempt[] = []
 const violations: ConnectAttempt[] = []
-const originalConnect = net.Socket.prototype.connect
-
-function isLoopbackLiteral (host: string): boolean {
-  if (net.isIPv4(host)) return host.startsWith('127.')
-  if (net.isIPv6(host)) return host === '::1' || /^::ffff:127\./i.test(host)
-  return false
-}
-
-function targetOf (args: unknown[]): { host: string, port: number } | { path: string } {
-  // net.connect hands Socket#connect its normalized [options, callback] array; tls.connect passes options.
-  const first = Array.isArray(args[0]) ? (args[0] as unknown[])[0] : args[0]
-  if (typeof first === 'object' && first !== null) {
-    const options = first as { host?: string, port?: number | string, path?: string }
-    if (typeof options.path === 'string') return { path: options.path }
-    return { host: options.host ?? 'localhost', port: Number(options.port) }
-  }
-  return { host: typeof args[1] === 'string' ? args[1] : 'localhost', port: Number(first) }
-}
+let uninstallSafetyNet = (): void => {}
 
 function installSafetyNet (): void {
-  net.Socket.prototype.connect = function guardedConnect (this: net.Socket, ...args: unknown[]): net.Socket {
-    const target = targetOf(args)
-    if ('host' in target) {
-      attempts.push(target)
-      // Only loopback IP literals: a host name could be looked up to anything.
-      if (!isLoopbackLiteral(target.host)) {
-        violations.push(target)
-        this.destroy(new Error(`test safety net: refused a connection to ${target.host}:${target.port}`))
-        return this
-      }
-    }
-    return (originalConnect as (...a: unknown[]) => net.Socket).apply(this, args)
-  } as typeof originalConnect
+  uninstallSafetyNet = installLoopbackNet({ attempts, violations })
 }
 
 function attemptsTo (port: number): ConnectAttempt[] {
@@ -192,7 +160,7 @@ afterEach(async () => {
 })
 
 afterAll(async () => {
-  net.Socket.prototype.connect = originalConnect
+  uninstallSafetyNet()
   await Promise.all([main?.close(), other?.close(), otherExempt?.close()])
 })
 
