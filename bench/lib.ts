@@ -12,6 +12,9 @@ export async function startRedis (): Promise<{ url: string, stop: () => void }> 
   const port = await freePort()
   const dir = mkdtempSync(path.join(os.tmpdir(), 'pagecast-bench-redis-'))
   const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir], { stdio: 'ignore' })
+  // However the bench ends (a crash included), its redis-server goes with it.
+  const killOnExit = (): void => { child.kill('SIGTERM') }
+  process.once('exit', killOnExit)
   for (let i = 0; i < 100; i++) {
     try {
       await run('redis-cli', ['-p', String(port), 'ping'])
@@ -20,7 +23,7 @@ export async function startRedis (): Promise<{ url: string, stop: () => void }> 
       await new Promise(r => setTimeout(r, 50))
     }
   }
-  return { url: `redis://127.0.0.1:${port}`, stop: () => child.kill('SIGTERM') }
+  return { url: `redis://127.0.0.1:${port}`, stop: () => { process.removeListener('exit', killOnExit); child.kill('SIGTERM') } }
 }
 
 export interface LoadResult { rps: number, p50: number, p99: number, errors: number, non2xx: number }
