@@ -77,6 +77,9 @@ export async function setup (project: TestProject): Promise<void> {
     stdio: 'ignore'
   })
   redis.on('error', err => { throw new Error(`cannot start redis-server (run scripts/system-deps.sh): ${err.message}`) })
+  // Should the runner die before teardown, its redis-server goes with it.
+  const child = redis
+  process.once('exit', () => { child.kill('SIGTERM') })
   await waitForPort(port, Date.now() + 10_000)
   project.provide('redisUrl', `redis://127.0.0.1:${port}`)
   project.provide('s3', { endpoint: await startS3(), bucket: S3_BUCKET, accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' })
