@@ -7,7 +7,8 @@ import { spawn, type ChildProcess } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
-import { chromium, type Browser, type Page } from 'playwright-core'
+import type { Browser, Page } from 'playwright-core'
+import { launchTestBrowser } from '../test/helpers/chromium.ts'
 import { startFixtureServer, type FixtureServer } from '../test/helpers/fixture-server.ts'
 import { freePort } from '../test/setup/global-setup.ts'
 import { findChromium } from '../src/browser/chromium.ts'
@@ -117,10 +118,7 @@ export async function benchRender (): Promise<Record<string, number>> {
   if (memoryOnly) settings.length = 0
   try {
     // Raw baselines first, on their own browser (same executable and flags as the service).
-    const browser = await chromium.launch({
-      executablePath: findChromium({}),
-      args: ['--no-sandbox', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic', '--disable-gpu']
-    })
+    const browser = await launchTestBrowser(findChromium({}))
     try {
       for (const s of settings) {
         const n = s.concurrency === 4 ? JOBS_C4 : JOBS_C1

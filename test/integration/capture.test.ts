@@ -1,6 +1,6 @@
 // takeScreenshot and printPdf against a real Chromium and loopback fixture pages. Sizes and formats are read back
 // from the bytes; pixels are checked wherever a parameter changes them.
-import { readFile, readdir } from 'node:fs/promises'
+import { launchTestBrowser, servePages } from '../helpers/chromium.ts'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { chromium } from 'playwright-core'
@@ -17,16 +17,6 @@ import { MAX_IMAGE_HEIGHT, countPdfPages, printPdf, takeScreenshot } from '../..
 import { overlayInsets } from '../../src/browser/overlay.ts'
 
 const PAGES = path.resolve(import.meta.dirname, '../fixtures/browser-pages')
-const TYPES: Record<string, string> = {
-  '.html': 'text/html; charset=utf-8',
-  '.css': 'text/css',
-  '.js': 'text/javascript',
-  '.mjs': 'text/javascript'
-}
-const LAUNCH_ARGS = [
-  '--no-sandbox', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run',
-  '--disable-quic', '--disable-gpu'
-]
 const BOX_COLOR = [0, 128, 255, 255] as const
 const JSON_BODY = JSON.stringify({ name: 'pagecast', tags: ['a', 'b'], nested: { ok: true, none: null, n: 42 } })
 
@@ -34,15 +24,9 @@ let browser: Browser
 let server: FixtureServer
 
 beforeAll(async () => {
-  browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: LAUNCH_ARGS })
+  browser = await launchTestBrowser()
   server = await startFixtureServer()
-  for (const name of await readdir(PAGES)) {
-    server.route(`/${name}`, async (_req, res) => {
-      const body = await readFile(path.join(PAGES, name))
-      res.writeHead(200, { 'content-type': TYPES[path.extname(name)] ?? 'application/octet-stream' })
-      res.end(body)
-    })
-  }
+  await servePages(server, PAGES)
   const red = solidPng(8, 8, [255, 0, 0, 255])
   const green = solidPng(8, 8, [0, 255, 0, 255])
   server.route('/lazy.png', (_req, res) => {

@@ -3,7 +3,8 @@
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
 import { PNG } from 'pngjs'
 import { PDFDocument } from 'pdf-lib'
-import { chromium, type Browser } from 'playwright-core'
+import type { Browser } from 'playwright-core'
+import { launchTestBrowser } from '../helpers/chromium.ts'
 import { build, qs, type Built } from '../helpers/build.ts'
 import { startFixtureServer, type FixtureServer } from '../helpers/fixture-server.ts'
 
@@ -124,10 +125,7 @@ describe('embed of files', () => {
   })
 
   it('shows the screenshot in an <img> of a real page', async () => {
-    const browser: Browser = await chromium.launch({
-      executablePath: '/usr/bin/chromium',
-      args: ['--no-sandbox', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic', '--disable-gpu']
-    })
+    const browser: Browser = await launchTestBrowser()
     try {
       const page = await browser.newPage({ viewport: { width: 400, height: 300 } })
       const src = `${freeUrl}/?${qs({ url: `${fx.origin}/red/?img`, screenshot: true, meta: false, waitUntil: 'load', embed: 'screenshot.url' })}`

@@ -1,6 +1,6 @@
 // loadPage against a real Chromium and loopback fixture pages: navigation results, the budget rules, and every
 // step of API.md §3.6's browser order.
-import { readFile, readdir } from 'node:fs/promises'
+import { launchTestBrowser, servePages } from '../helpers/chromium.ts'
 import path from 'node:path'
 import http from 'node:http'
 import type { AddressInfo } from 'node:net'
@@ -16,16 +16,6 @@ import { createBudget, loadPage } from '../../src/browser/session.ts'
 import type { Budget } from '../../src/browser/session.ts'
 
 const PAGES = path.resolve(import.meta.dirname, '../fixtures/browser-pages')
-const TYPES: Record<string, string> = {
-  '.html': 'text/html; charset=utf-8',
-  '.css': 'text/css',
-  '.js': 'text/javascript',
-  '.mjs': 'text/javascript'
-}
-const LAUNCH_ARGS = [
-  '--no-sandbox', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run',
-  '--disable-quic', '--disable-gpu'
-]
 
 let browser: Browser
 let server: FixtureServer
@@ -33,15 +23,9 @@ let server: FixtureServer
 const held: http.ServerResponse[] = []
 
 beforeAll(async () => {
-  browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: LAUNCH_ARGS })
+  browser = await launchTestBrowser()
   server = await startFixtureServer()
-  for (const name of await readdir(PAGES)) {
-    server.route(`/${name}`, async (_req, res) => {
-      const body = await readFile(path.join(PAGES, name))
-      res.writeHead(200, { 'content-type': TYPES[path.extname(name)] ?? 'application/octet-stream' })
-      res.end(body)
-    })
-  }
+  await servePages(server, PAGES)
   server.route('/hop1', (_req, res) => { res.writeHead(301, { location: '/hop2' }); res.end() })
   server.route('/hop2', (_req, res) => { res.writeHead(302, { location: `${server.origin}/final` }); res.end() })
   server.route('/final', (_req, res) => {
