@@ -10,6 +10,7 @@
 import type { BrowserContext, CDPSession, Page } from 'playwright-core'
 import { createEgressProxy } from '../egress-proxy.ts'
 import type { EgressProxy, EgressProxyOptions } from '../egress-proxy.ts'
+import { PageCdpSession } from '../page-cdp-session.ts'
 import { contextOptionsFor, profileKey } from '../emulation.ts'
 import type { Emulation } from '../emulation.ts'
 import { restoreListeners, snapshotListeners } from './instrument.ts'
@@ -61,6 +62,11 @@ export class Lease implements GuardedLease {
   page: Page | undefined = undefined
   /** The pool's own CDP session on the page: request interception and the reset's clearing. */
   session: CDPSession | undefined = undefined
+  /**
+   * The page's session for captures, handed to jobs (JobInfo): opened on a job's first capture and kept with its
+   * device metrics for the page's life, so later jobs of the profile reuse both. It goes with the page.
+   */
+  captureSession: PageCdpSession | undefined = undefined
   mainFrameId: string | undefined = undefined
   openingPage = false
   readonly origins = new Set<string>()
@@ -230,6 +236,7 @@ export class Lease implements GuardedLease {
     }
     this.#deps.counters.pages += 1
     this.page = page
+    this.captureSession = new PageCdpSession(page)
     pageReplaced(this.taint)
     guardPage(page, this)
     const session = await this.context.newCDPSession(page)

@@ -70,15 +70,16 @@ export class JobRunner {
         }
       }
       leases.busy.add(lease)
-      const page = lease.page
-      if (page === undefined) throw new BrowserError('EFATAL', 'context', true, { cause: new Error('no page') })
+      const { page, captureSession } = lease
+      if (page === undefined || captureSession === undefined) throw new BrowserError('EFATAL', 'context', true, { cause: new Error('no page') })
       lease.begin(record)
       await this.#prepare(lease, page, run, record)
 
       const info: JobInfo = {
         signal,
         refusals: () => record.refusals,
-        refusedNavigation: () => refusedNavigation(record)
+        refusedNavigation: () => refusedNavigation(record),
+        captureSession: () => captureSession
       }
       jobPromise = (async () => await job(page, info))()
       return resultOf(record, await outcomeOf(jobPromise, signal))
