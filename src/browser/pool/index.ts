@@ -1,4 +1,4 @@
-// The supervised browser (docs/architecture.md, the gotenberg/browserless habits): the only place that launches or
+// The supervised browser (the gotenberg and browserless habits): the only place that launches or
 // connects to Chromium. One browser; `concurrency` jobs at once; a bounded FIFO queue (beyond it EBUSY at once);
 // relaunch after a crash or disconnect and after `maxJobsPerBrowser` jobs (the old browser finishes its running
 // jobs first); close() drains, then closes, then kills whatever of the browser is left.
