@@ -5,14 +5,16 @@
 //
 // Each concern has its room: supervisor.ts (browser generations), limiter.ts (slots and queue), lease.ts and
 // leases.ts (reused, reset contexts and pages), page-guards.ts (page hardening and egress), jobs.ts (what a job
-// did and its answer), runner.ts (one job from start to release), drain.ts (what close() waits for). This file
-// wires them together.
+// did and its answer), runner.ts (one job from start to release), drain.ts (what close() waits for),
+// lazy-pool.ts (a pool created on first use). This file wires them together.
 import { randomUUID } from 'node:crypto'
 import { AppError } from '../../errors.ts'
 import { findChromium } from '../chromium.ts'
 import { createEgressProxy } from '../egress-proxy.ts'
 import { BrowserError, toBrowserError } from '../errors.ts'
 import { Drain } from './drain.ts'
+export { createLazyBrowserPool } from './lazy-pool.ts'
+export type { LazyBrowserPool } from './lazy-pool.ts'
 import { profileOf } from './lease.ts'
 import { Leases } from './leases.ts'
 import { Limiter } from './limiter.ts'

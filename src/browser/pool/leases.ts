@@ -6,7 +6,7 @@ import type { Generation } from './supervisor.ts'
 
 export class Leases {
   /** Leases in use by a job, its reset included. */
-  readonly busy = new Set<Lease>()
+  readonly #busy = new Set<Lease>()
   readonly #maxIdle: number
   /** Reset leases waiting for a job, least recently used first. */
   readonly #idle: Lease[] = []
@@ -45,6 +45,12 @@ export class Leases {
     }
   }
 
+  /** A job holds `lease` (until its reset is over). */
+  hold (lease: Lease): void { this.#busy.add(lease) }
+
+  /** The job and the reset are done with `lease`: it is parked or closed next. */
+  letGo (lease: Lease): void { this.#busy.delete(lease) }
+
   hasIdleOn (gen: Generation): boolean {
     return this.#idle.some((lease) => lease.gen === gen)
   }
@@ -56,7 +62,7 @@ export class Leases {
 
   /** Aborts the jobs on busy leases that `which` selects, each with its own error. */
   abortJobs (which: (lease: Lease) => boolean, reason: () => unknown): void {
-    for (const lease of this.busy) {
+    for (const lease of this.#busy) {
       if (which(lease)) lease.job?.controller.abort(reason())
     }
   }

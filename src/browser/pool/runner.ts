@@ -69,7 +69,7 @@ export class JobRunner {
           throw toBrowserError(err, 'context')
         }
       }
-      leases.busy.add(lease)
+      leases.hold(lease)
       const { page, captureSession } = lease
       if (page === undefined || captureSession === undefined) throw new BrowserError('EFATAL', 'context', true, { cause: new Error('no page') })
       lease.begin(record)
@@ -136,7 +136,7 @@ export class JobRunner {
           log?.debug({ err }, 'page reset failed; closing the context')
           return false
         }), policy.resetTimeoutMs * 2, false)
-        leases.busy.delete(lease)
+        leases.letGo(lease)
         // The generation may have died or retired while the reset ran.
         if (parkAfterReset(ok, supervisor.closing, lease.gen.state === 'up')) {
           leases.park(lease)
