@@ -12,7 +12,7 @@
 //   reuse        one context + page per slot, reset between jobs (cookies, permissions, storage of every origin
 //                touched, session storage, HTTP cache, history, about:blank)
 //   reuse-same   as reuse, but every job on one origin (the best case for reuse: no cross-site process swap)
-//   pool         the real createBrowserPool (src/browser/pool.ts): reuse with a full reset, one device profile
+//   pool         the real createBrowserPool (src/browser/pool/): reuse with a full reset, one device profile
 //   pool-mixed   the same, every fourth job on another device profile (that slot gets a new context)
 import http from 'node:http'
 import type { AddressInfo } from 'node:net'
@@ -22,7 +22,7 @@ import { createAddressGuard } from '../src/net/guard.ts'
 import { createEgressProxy } from '../src/browser/egress-proxy.ts'
 import type { EgressProxy } from '../src/browser/egress-proxy.ts'
 import { findChromium, chromiumArgs } from '../src/browser/chromium.ts'
-import { createBrowserPool } from '../src/browser/pool.ts'
+import { createBrowserPool } from '../src/browser/pool/index.ts'
 import type { Emulation } from '../src/browser/emulation.ts'
 import { desktopUserAgent } from '../src/browser/devices.ts'
 

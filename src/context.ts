@@ -13,8 +13,7 @@ import { PROBE_BYTES } from './metadata/media.ts'
 import { createMetadataExtractor, type MetadataExtractor } from './metadata/extractor.ts'
 import { createKeyVerifier } from './http/auth.ts'
 import { desktopUserAgent } from './browser/devices.ts'
-import { createBrowserPool, type BrowserPoolOptions } from './browser/pool.ts'
-import { createLazyBrowserPool, type LazyBrowserPool } from './browser/lazy-pool.ts'
+import { createBrowserPool, createLazyBrowserPool, type BrowserPoolOptions, type LazyBrowserPool } from './browser/pool/index.ts'
 import { createMetrics, type Metrics } from './metrics.ts'
 
 export interface AppContext {

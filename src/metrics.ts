@@ -1,7 +1,7 @@
 // Prometheus metrics (API.md §12.2). One registry per context, never prom-client's global one, so two
 // apps in one process keep separate counts. Labels hold fixed enums only: never a URL, a key or a header.
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client'
-import type { BrowserPoolStats } from './browser/pool.ts'
+import type { BrowserPoolStats } from './browser/pool/index.ts'
 import type { CacheStatus, FetchMode } from './pipeline/cache.ts'
 
 export type QuotaRefusal = 'limit' | 'store_unavailable'

@@ -2,9 +2,9 @@
 //
 // Screenshots go straight to CDP's Page.captureScreenshot: it encodes WebP (Playwright's screenshot cannot) and
 // takes `optimizeForSpeed`, which roughly halves the PNG encode of a 2560×1600 capture (same pixels, larger file).
-// The capture runs on a CDP session of our own, one per page for the page's life. Chromium captures with the
-// emulation of the session that asks, so that session gets the page's device metrics (read back from the page) and
-// keeps them; it is never detached, since detaching drops the device emulation altogether.
+// The capture runs on the page's capture session (page-cdp-session.ts), kept by the page's owner (the pool's lease)
+// for the page's life. Chromium captures with the emulation of the session that asks, so that session gets the
+// page's device metrics (read back from the page) and keeps them.
 //
 // PDFs use Page.printToPDF streamed back in chunks, so the 100 MiB cap is enforced while reading.
 import type { CDPSession, Page } from 'playwright-core'
@@ -16,6 +16,8 @@ import type { Budget, DomElement, DomWindow } from './session.ts'
 import { WAIT_SHARE, abortable, delay, isTimedOut, throwIfAborted, within } from './session.ts'
 import { codeKindOf, showCodeView } from './code-view.ts'
 import { hasOverlay, openOverlayStage, overlayInsets } from './overlay.ts'
+import { PageCdpSession } from './page-cdp-session.ts'
+import type { DeviceMetrics, Orientation } from './page-cdp-session.ts'
 
 /** Tallest image produced, in image pixels (CSS height × DPR). */
 export const MAX_IMAGE_HEIGHT = 16_384
@@ -41,21 +43,16 @@ export interface CaptureTarget {
   contentType?: string
   /** Tallest image in device pixels (MAX_FULLPAGE_HEIGHT); at most, and by default, MAX_IMAGE_HEIGHT. */
   maxImageHeight?: number
+  /**
+   * The page's capture session, from its owner (a pooled page's comes with JobInfo). Without one, this capture
+   * opens a session of its own and leaves it attached (detaching would drop the page's device emulation).
+   */
+  session?: PageCdpSession
 }
 
 // --- device metrics
 
-type Orientation = 'portraitPrimary' | 'portraitSecondary' | 'landscapePrimary' | 'landscapeSecondary'
-
-interface Metrics {
-  deviceScaleFactor: number
-  width: number
-  height: number
-  screenWidth: number
-  screenHeight: number
-  mobile: boolean
-  orientation: { type: Orientation, angle: number }
-}
+type Metrics = DeviceMetrics
 
 const ORIENTATIONS: Readonly<Record<string, Orientation>> = {
   'portrait-primary': 'portraitPrimary',
@@ -133,52 +130,35 @@ interface CaptureSession {
   close (): Promise<void>
 }
 
-/**
- * One CDP session per page, kept for the page's life. Pooled pages keep one emulation profile for all their jobs,
- * so the session's device metrics are set once and re-set only when the page's change; never detaching also
- * spares restoring Playwright's emulation after each capture (detaching drops it). Held weakly: a closed page's
- * entry goes with it.
- */
-const pageSessions = new WeakMap<Page, { session: CDPSession, metrics?: Metrics }>()
-
 function sameMetrics (a: Metrics, b: Metrics): boolean {
   return a.deviceScaleFactor === b.deviceScaleFactor && a.width === b.width && a.height === b.height &&
     a.screenWidth === b.screenWidth && a.screenHeight === b.screenHeight && a.orientation.type === b.orientation.type &&
     a.orientation.angle === b.orientation.angle
 }
 
-async function pageSession (page: Page): Promise<CDPSession> {
-  const cached = pageSessions.get(page)
-  if (cached !== undefined) return cached.session
+/** A session of our own on `page` (a page we opened) with `forced` metrics, detached on close. */
+async function openForcedSession (page: Page, forced: Metrics): Promise<CaptureSession> {
   const session = await page.context().newCDPSession(page)
-  pageSessions.set(page, { session })
-  return session
-}
-
-function forgetSession (page: Page): void {
-  const cached = pageSessions.get(page)
-  pageSessions.delete(page)
-  cached?.session.detach().catch(() => {})
-}
-
-/** A CDP session on `page` whose emulation equals the page's (or `forced`, for a page of our own). */
-async function openSession (page: Page, forced?: Metrics): Promise<CaptureSession> {
-  if (forced !== undefined) {
-    const session = await page.context().newCDPSession(page)
-    try {
-      await applyMetrics(session, forced)
-    } catch (err) {
-      await session.detach().catch(() => {})
-      throw err
-    }
-    return { session, metrics: forced, close: async () => { await session.detach().catch(() => {}) } }
+  try {
+    await applyMetrics(session, forced)
+  } catch (err) {
+    await session.detach().catch(() => {})
+    throw err
   }
+  return { session, metrics: forced, close: async () => { await session.detach().catch(() => {}) } }
+}
+
+/**
+ * The page's capture session with an emulation equal to the page's. A pooled page keeps one emulation profile for
+ * all its jobs, so the metrics are set once and re-set only when the page's change; never detaching also spares
+ * restoring Playwright's emulation after each capture (detaching drops it).
+ */
+async function openSession (page: Page, cdp: PageCdpSession): Promise<CaptureSession> {
   const before = await readState(page)
   const metrics = metricsOf(page, before)
-  const session = await pageSession(page)
-  const cached = pageSessions.get(page)
-  if (cached?.metrics !== undefined && sameMetrics(cached.metrics, metrics)) {
-    return { session, metrics: cached.metrics, close: async () => {} }
+  const session = await cdp.get()
+  if (cdp.metrics !== undefined && sameMetrics(cdp.metrics, metrics)) {
+    return { session, metrics: cdp.metrics, close: async () => {} }
   }
   try {
     await applyMetrics(session, metrics)
@@ -188,10 +168,10 @@ async function openSession (page: Page, forced?: Metrics): Promise<CaptureSessio
       await applyMetrics(session, metrics)
     }
   } catch (err) {
-    forgetSession(page)
+    cdp.forget()
     throw err
   }
-  pageSessions.set(page, { session, metrics })
+  cdp.metrics = metrics
   return { session, metrics, close: async () => {} }
 }
 
@@ -347,7 +327,7 @@ async function compose (
   )
   try {
     const viewport = { width: Math.ceil(stage.width), height: Math.ceil(stage.height) }
-    const capture = await openSession(stage.page, {
+    const capture = await openForcedSession(stage.page, {
       deviceScaleFactor: dpr,
       ...viewport,
       screenWidth: viewport.width,
@@ -382,7 +362,7 @@ export async function takeScreenshot (page: Page, shot: ScreenshotOptions, budge
   let element: Clip | undefined
   if (shot.element !== undefined) element = await elementClip(page, shot.element, budget)
 
-  const capture = await openSession(page)
+  const capture = await openSession(page, target.session ?? new PageCdpSession(page))
   let image: Buffer
   try {
     const { metrics } = capture
@@ -530,12 +510,13 @@ const READ_CHUNK = 4 * 1024 * 1024
 
 /**
  * Prints the page (API.md §3.2 `pdf`) with the media type already emulated. 400 EPAGERANGE when a range starts past
- * the last page; 400 EPDFTOOLARGE when printing does not finish in the time left or the file passes 100 MiB.
+ * the last page; 400 EPDFTOOLARGE when printing does not finish in the time left or the file passes 100 MiB. `cdp` is
+ * the page's capture session (a pooled page's comes with JobInfo); without one, a session of its own.
  */
-export async function printPdf (page: Page, pdf: PdfOptions, budget: Budget): Promise<Pdf> {
+export async function printPdf (page: Page, pdf: PdfOptions, budget: Budget, cdp: PageCdpSession = new PageCdpSession(page)): Promise<Pdf> {
   throwIfAborted(budget)
   const timeout = (): AppError => pdfTooLarge('The PDF could not be generated in the time left.')
-  const session = await pageSession(page)
+  const session = await cdp.get()
   {
     let stream: string
     try {

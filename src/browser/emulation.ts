@@ -1,6 +1,6 @@
 // What a page looks like to the site (API.md §3.5), and how it is applied.
 //
-// The pool reuses a context + page from job to job and resets it in between (see pool.ts). Emulation is split in
+// The pool reuses a context + page from job to job and resets it in between (see pool/lease.ts). Emulation is split in
 // two by what Playwright can change on a live page:
 //  - the context profile: viewport (and screen), deviceScaleFactor, isMobile, hasTouch, user agent, JavaScript,
 //    locale. These are Playwright context options, applied by Playwright to every frame, out-of-process iframe
@@ -13,7 +13,7 @@
 // is part of the profile, and navigator.userAgent agrees); `accept-language` goes to every request
 // (page.setExtraHTTPHeaders); every other header goes only to requests for the target's origin, which is the
 // origin of the job's first main-frame document request. Those are set by a CDP Fetch handler on the page
-// (pool.ts) that sees every request, each redirect hop included, and rewrites its whole header list: forwarded
+// (pool/page-guards.ts) that sees every request, each redirect hop included, and rewrites its whole header list: forwarded
 // names are removed from every request outside the target's origin and added to those inside it. (Playwright's
 // route.continue/fallback was measured to let a header added to the first hop reach a cross-origin redirect
 // target; the Fetch handler does not.)

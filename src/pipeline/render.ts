@@ -69,8 +69,8 @@ export async function renderPage (ctx: AppContext, options: ExtractOptions, sign
         assertNotRefused()
         const loadTime = performance.now() - t0
         const t1 = performance.now()
-        const screenshot = options.screenshot === false ? undefined : await takeScreenshot(page, options.screenshot, budget, { contentType: loaded.headers['content-type'], maxImageHeight: ctx.config.maxFullPageHeight })
-        const pdf = options.pdf === false ? undefined : await printPdf(page, options.pdf, budget)
+        const screenshot = options.screenshot === false ? undefined : await takeScreenshot(page, options.screenshot, budget, { contentType: loaded.headers['content-type'], maxImageHeight: ctx.config.maxFullPageHeight, session: info.captureSession() })
+        const pdf = options.pdf === false ? undefined : await printPdf(page, options.pdf, budget, info.captureSession())
         return {
           ...loaded,
           loadTime,

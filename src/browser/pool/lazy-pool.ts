@@ -1,6 +1,6 @@
 // A browser pool created on first use. The server warms it at start; an app that never renders (most
 // tests, a metadata-only deployment's first minutes) never launches Chromium.
-import type { BrowserJob, BrowserPool, BrowserPoolStats, RunOptions } from './pool.ts'
+import type { BrowserJob, BrowserPool, BrowserPoolStats, RunOptions } from './types.ts'
 
 export interface LazyBrowserPool extends Omit<BrowserPool, 'chromiumVersion'> {
   /** Creates the pool (launching the browser) if it is not there yet. */

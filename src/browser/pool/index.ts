@@ -1,0 +1,168 @@
+// The supervised browser (the gotenberg and browserless habits): the only place that launches or
+// connects to Chromium. One browser; `concurrency` jobs at once; a bounded FIFO queue (beyond it EBUSY at once);
+// relaunch after a crash or disconnect and after `maxJobsPerBrowser` jobs (the old browser finishes its running
+// jobs first); close() drains, then closes, then kills whatever of the browser is left.
+//
+// Each concern has its room: supervisor.ts (browser generations), limiter.ts (slots and queue), lease.ts and
+// leases.ts (reused, reset contexts and pages), page-guards.ts (page hardening and egress), jobs.ts (what a job
+// did and its answer), runner.ts (one job from start to release), drain.ts (what close() waits for),
+// lazy-pool.ts (a pool created on first use). This file wires them together.
+import { randomUUID } from 'node:crypto'
+import { AppError } from '../../errors.ts'
+import { findChromium } from '../chromium.ts'
+import { createEgressProxy } from '../egress-proxy.ts'
+import { BrowserError, toBrowserError } from '../errors.ts'
+import { Drain } from './drain.ts'
+export { createLazyBrowserPool } from './lazy-pool.ts'
+export type { LazyBrowserPool } from './lazy-pool.ts'
+import { profileOf } from './lease.ts'
+import { Leases } from './leases.ts'
+import { Limiter } from './limiter.ts'
+import { JobRunner } from './runner.ts'
+import { Supervisor } from './supervisor.ts'
+import { abortErrorOf } from './time.ts'
+import type { BrowserJob, BrowserPool, BrowserPoolDeps, BrowserPoolOptions, PoolCounters, RunOptions } from './types.ts'
+
+export type {
+  BrowserJob, BrowserPool, BrowserPoolDeps, BrowserPoolLog, BrowserPoolOptions, BrowserPoolStats, JobInfo, RunOptions
+} from './types.ts'
+
+const DEFAULTS = {
+  maxJobsPerBrowser: 1000,
+  maxJobsPerContext: 100,
+  launchTimeoutMs: 30_000,
+  closeTimeoutMs: 5_000,
+  resetTimeoutMs: 5_000,
+  drainTimeoutMs: 30_000
+}
+
+function busyError (detail: string): AppError {
+  return new AppError('EBUSY', { headers: { 'retry-after': '5' }, data: { browser: detail } })
+}
+
+export async function createBrowserPool (options: BrowserPoolOptions, deps: BrowserPoolDeps): Promise<BrowserPool> {
+  const { guard, log } = deps
+  const closeTimeoutMs = options.closeTimeoutMs ?? DEFAULTS.closeTimeoutMs
+  const resetTimeoutMs = options.resetTimeoutMs ?? DEFAULTS.resetTimeoutMs
+  const drainTimeoutMs = options.drainTimeoutMs ?? DEFAULTS.drainTimeoutMs
+  const wsEndpoint = options.wsEndpoint !== undefined && options.wsEndpoint !== '' ? options.wsEndpoint : undefined
+  const executablePath = wsEndpoint !== undefined ? undefined : findChromium({ chromiumPath: options.chromiumPath, searchPath: options.searchPath })
+  const proxyOptions = {
+    guard,
+    ...(log === undefined ? {} : { log }),
+    ...(options.egress?.listenHost === undefined ? {} : { listenHost: options.egress.listenHost }),
+    ...(options.egress?.advertisedHost === undefined ? {} : { advertisedHost: options.egress.advertisedHost })
+  }
+  const limiter = new Limiter({ concurrency: options.concurrency, queueLimit: options.queueLimit, abortError: abortErrorOf })
+  const maxIdleContexts = Math.max(0, Math.floor(options.maxIdleContexts ?? limiter.concurrency + 2))
+  // The browser-level proxy: catches anything not created in one of our contexts. Its refusals belong to no job.
+  const defaultProxy = await createEgressProxy(proxyOptions)
+
+  const counters: PoolCounters = { launches: 0, jobs: 0, contexts: 0, pages: 0 }
+  const leases = new Leases(maxIdleContexts)
+  const drain = new Drain()
+  const supervisor = new Supervisor({
+    wsEndpoint,
+    executablePath,
+    extraArgs: options.extraArgs ?? [],
+    proxyServer: defaultProxy.server,
+    poolId: randomUUID(),
+    launchTimeoutMs: options.launchTimeoutMs ?? DEFAULTS.launchTimeoutMs,
+    closeTimeoutMs
+  }, {
+    lost (gen) {
+      // Running jobs on it fail now (their pages are gone), with a code that says a retry may work.
+      leases.abortJobs((lease) => lease.gen === gen, () => new BrowserError('EFATAL', 'job', true, { cause: new Error('the browser disconnected') }))
+      leases.dropIdle((lease) => lease.gen === gen)
+    },
+    retiring (gen) { leases.dropIdle((lease) => lease.gen === gen) },
+    hasIdleLeases: (gen) => leases.hasIdleOn(gen),
+    hasWaiting: () => limiter.queued > 0,
+    launchFailed (err) { limiter.flush(err) },
+    launchSettled () { pump() }
+  }, counters, log)
+
+  /** Starts queued jobs while there are free slots, or gets a browser going when there is none to run them on. */
+  function pump (): void {
+    if (!limiter.pump(() => supervisor.isUp())) supervisor.ensure()
+  }
+
+  const runner = new JobRunner({
+    supervisor,
+    leases,
+    limiter,
+    drain,
+    counters,
+    leaseDeps: { proxyOptions, counters, closeTimeoutMs, resetTimeoutMs },
+    policy: {
+      maxJobsPerBrowser: options.maxJobsPerBrowser ?? DEFAULTS.maxJobsPerBrowser,
+      maxJobsPerContext: options.maxJobsPerContext ?? DEFAULTS.maxJobsPerContext,
+      maxIdleContexts,
+      resetTimeoutMs
+    },
+    log,
+    pump
+  })
+
+  function run<T> (job: BrowserJob<T>, runOptions: RunOptions): Promise<T> {
+    const { signal } = runOptions
+    if (supervisor.closing) return Promise.reject(busyError('The browser is shutting down.'))
+    if (signal.aborted) return Promise.reject(abortErrorOf(signal))
+    const profile = profileOf(runOptions.emulation)
+    return new Promise<T>((resolve, reject) => {
+      const start = (): void => {
+        const gen = supervisor.current
+        if (gen === undefined) { reject(new BrowserError('EFATAL', 'job', true, { cause: new Error('no browser') })); return }
+        limiter.acquire()
+        runner.execute(gen, job, runOptions, profile).then(resolve, reject)
+      }
+      // Room on a live browser and nobody ahead: start now.
+      const admission = limiter.admit({ start, reject }, signal, supervisor.isUp())
+      if (admission === 'full') reject(busyError(`The browser queue is full (${limiter.queueLimit} waiting).`))
+      else if (admission === 'queued') supervisor.ensure()
+    })
+  }
+
+  try {
+    await supervisor.start()
+  } catch (err) {
+    await defaultProxy.close()
+    throw toBrowserError(err, 'launch')
+  }
+
+  let closed: Promise<void> | undefined
+
+  async function close (): Promise<void> {
+    closed ??= (async () => {
+      supervisor.beginClose()
+      limiter.flush(busyError('The browser is shutting down.'))
+      // Running jobs finish (each within its own deadline); they are then released without a reset. Jobs still
+      // running after drainTimeoutMs are aborted.
+      await drain.settle(() => limiter.active, drainTimeoutMs, () => {
+        leases.abortJobs(() => true, () => busyError('The browser is shutting down.'))
+      })
+      await supervisor.stopLaunching()
+      const idle = leases.takeAllIdle()
+      await Promise.allSettled(idle.map(async (lease) => { await lease.closeNow() }))
+      await supervisor.closeAll()
+      await defaultProxy.close()
+    })()
+    return await closed
+  }
+
+  return {
+    run,
+    health: () => supervisor.health(),
+    stats: () => ({
+      active: limiter.active,
+      queued: limiter.queued,
+      launches: counters.launches,
+      jobs: counters.jobs,
+      contexts: counters.contexts,
+      pages: counters.pages
+    }),
+    chromiumVersion: () => supervisor.version,
+    browserPid: () => supervisor.current?.pid,
+    close
+  }
+}

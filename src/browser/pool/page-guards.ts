@@ -1,0 +1,184 @@
+// Page hardening: what the pool installs on each context and page it opens, so that a job cannot hang, leak into
+// the next job, or reach what it must not. Dialogs are dismissed, popups closed, crashes fail the job, main-frame
+// navigations are recorded for refusal attribution (jobs.ts), and calls whose effect outlives a reset taint the
+// lease (lease-state.ts) so it replaces the page or context afterwards.
+//
+// Egress: every context sends everything through its own egress proxy (egress-proxy.ts), which refuses what the
+// address guard does not allow. On top of that a CDP Fetch handler per page fails non-web schemes (file:,
+// filesystem:) and, when a job forwards origin-scoped headers, sets them on requests for the target's origin only;
+// the job's own navigations are limited to http(s), data: and about:blank.
+import type { BrowserContext, CDPSession, Dialog, Frame, Page, Request, Response } from 'playwright-core'
+import type { EgressRefusal } from '../egress-proxy.ts'
+import { EGRESS_MARKER_HEADER } from '../egress-proxy.ts'
+import { headersForRequest } from '../emulation.ts'
+import { BrowserError, refusalError } from '../errors.ts'
+import { shadowMethods } from './instrument.ts'
+import type { JobRecord } from './jobs.ts'
+import { withoutHash } from './jobs.ts'
+import type { Taint } from './lease-state.ts'
+
+/** Fetch patterns always on: schemes no page may load (Chromium itself refuses the rest from web content). */
+const SCHEME_PATTERNS = [{ urlPattern: 'file:*' }, { urlPattern: 'filesystem:*' }]
+/** Fetch patterns while origin-scoped headers are forwarded: every request, redirect hops included. */
+const ALL_PATTERNS = [{ urlPattern: '*', requestStage: 'Request' as const }]
+const WEB_SCHEMES: ReadonlySet<string> = new Set(['http:', 'https:', 'ws:', 'wss:', 'data:', 'blob:'])
+/** Schemes a job may navigate the page to (about: only as about:blank). */
+const NAVIGABLE_SCHEMES: ReadonlySet<string> = new Set(['http:', 'https:', 'data:'])
+
+// Methods whose effect outlives a page reset: calling one makes the pool replace the page (or the context).
+const PAGE_TAINTING = ['addInitScript', 'exposeBinding', 'exposeFunction', 'routeWebSocket', 'routeFromHAR', 'addLocatorHandler']
+const CONTEXT_TAINTING = [
+  'addInitScript', 'exposeBinding', 'exposeFunction', 'route', 'routeWebSocket', 'routeFromHAR', 'setExtraHTTPHeaders',
+  'setGeolocation', 'setOffline', 'setHTTPCredentials', 'setDefaultTimeout', 'setDefaultNavigationTimeout'
+]
+const CLOCK_TAINTING = ['install', 'fastForward', 'pauseAt', 'resume', 'runFor', 'setFixedTime', 'setSystemTime']
+
+/** What the guards read and mark on the lease they protect. */
+export interface GuardedLease {
+  readonly page: Page | undefined
+  readonly job: JobRecord | undefined
+  readonly mainFrameId: string | undefined
+  /** Set while the pool itself opens a page, so the popup closer leaves it alone. */
+  readonly openingPage: boolean
+  /** Origins the context sent requests to since its last reset (their storage is cleared). */
+  readonly origins: Set<string>
+  readonly taint: Taint
+  /** `page` closed: the lease forgets it if it is still its page. */
+  pageClosed (page: Page): void
+}
+
+function noop (): void {}
+
+function schemeOf (url: string): string | undefined {
+  try { return new URL(url).protocol } catch { return undefined }
+}
+
+function originOf (url: string): string | undefined {
+  try {
+    const origin = new URL(url).origin
+    return origin === 'null' ? undefined : origin
+  } catch {
+    return undefined
+  }
+}
+
+function isMainNavigation (lease: GuardedLease, request: Request): boolean {
+  if (!request.isNavigationRequest()) return false
+  let frame: Frame
+  try { frame = request.frame() } catch { return false }
+  return lease.page !== undefined && frame === lease.page.mainFrame()
+}
+
+/** Closes popups and pages a job opens, records the origins it reaches, and marks lasting context changes. */
+export function guardContext (context: BrowserContext, lease: GuardedLease): void {
+  context.on('page', (page: Page) => {
+    if (lease.openingPage || page === lease.page) return
+    page.close().catch(noop)
+  })
+  context.on('request', (request: Request) => {
+    const origin = originOf(request.url())
+    if (origin !== undefined) lease.origins.add(origin)
+  })
+  shadowMethods(context, CONTEXT_TAINTING, () => { lease.taint.context = true })
+  shadowMethods(context.clock, CLOCK_TAINTING, () => { lease.taint.context = true })
+  shadowMethods(context.tracing, ['start', 'startChunk'], () => { lease.taint.context = true })
+}
+
+/** Dialogs, crashes, main-frame navigations, lasting page changes, and the schemes a job may navigate to. */
+export function guardPage (page: Page, lease: GuardedLease): void {
+  page.on('dialog', (dialog: Dialog) => {
+    // Leaving must win over a beforeunload handler; every other dialog is dismissed.
+    const settle = dialog.type() === 'beforeunload' ? dialog.accept() : dialog.dismiss()
+    settle.catch(noop)
+  })
+  page.on('crash', () => {
+    lease.job?.controller.abort(new BrowserError('EFATAL', 'job', true, { cause: new Error('the page crashed') }))
+    lease.taint.page = true
+  })
+  page.on('close', () => { lease.pageClosed(page) })
+  page.on('request', (request: Request) => {
+    if (lease.job !== undefined && isMainNavigation(lease, request)) lease.job.navigations.push(withoutHash(request.url()))
+  })
+  page.on('requestfailed', (request: Request) => {
+    if (lease.job !== undefined && isMainNavigation(lease, request)) lease.job.failedNavigations.push(withoutHash(request.url()))
+  })
+  page.on('response', (response: Response) => {
+    const job = lease.job
+    if (job === undefined) return
+    const request = response.request()
+    if (!isMainNavigation(lease, request)) return
+    const marker = response.headers()[EGRESS_MARKER_HEADER]
+    if (marker !== undefined) job.failedNavigations.push(withoutHash(request.url()))
+  })
+
+  // Lasting page-level changes a reset cannot see: calling one of these replaces the page afterwards.
+  shadowMethods(page, PAGE_TAINTING, () => { lease.taint.page = true })
+  shadowMethods(page.keyboard, ['down'], () => { lease.taint.page = true })
+  shadowMethods(page.mouse, ['down'], () => { lease.taint.page = true })
+  shadowMethods(page.coverage, ['startJSCoverage', 'startCSSCoverage'], () => { lease.taint.page = true })
+  shadowMethods(page, ['setViewportSize'], () => { lease.taint.viewport = true })
+  shadowMethods(page, ['setDefaultTimeout', 'setDefaultNavigationTimeout'], () => { lease.taint.timeouts = true })
+
+  // Navigations the job asks for: only http(s), data: and about:blank (Chromium would open file:, chrome: and
+  // view-source: for a browser-initiated navigation; web content cannot navigate there itself).
+  const mainFrame = page.mainFrame()
+  const goto = mainFrame.goto.bind(mainFrame)
+  Object.defineProperty(mainFrame, 'goto', {
+    configurable: true,
+    writable: true,
+    value: async (url: string, gotoOptions?: Parameters<Frame['goto']>[1]) => {
+      const scheme = schemeOf(url)
+      if (scheme !== undefined && !NAVIGABLE_SCHEMES.has(scheme) && url !== 'about:blank') {
+        const refusal: EgressRefusal = { kind: 'blocked', channel: 'scheme', url, host: '', port: 0, reason: `navigation to a ${scheme} URL` }
+        lease.job?.refusals.push(refusal)
+        lease.job?.navigations.push(url)
+        lease.job?.failedNavigations.push(url)
+        throw refusalError(refusal)
+      }
+      return await goto(url, gotoOptions)
+    }
+  })
+}
+
+interface PausedRequest {
+  requestId: string
+  request: { url: string, headers: Record<string, string> }
+  frameId: string
+  resourceType: string
+}
+
+/** The Fetch handler on the pool's CDP session of a page; interception starts with SCHEME_PATTERNS. */
+export async function interceptRequests (session: CDPSession, lease: GuardedLease): Promise<void> {
+  session.on('Fetch.requestPaused', (event) => { onRequestPaused(lease, session, event) })
+  await interceptSchemesOnly(session)
+}
+
+/** Intercepts every request too, while a job forwards origin-scoped headers. */
+export async function interceptAllRequests (session: CDPSession): Promise<void> {
+  await session.send('Fetch.enable', { patterns: [...SCHEME_PATTERNS, ...ALL_PATTERNS] })
+}
+
+/** Back to intercepting the refused schemes only. */
+export async function interceptSchemesOnly (session: CDPSession): Promise<void> {
+  await session.send('Fetch.enable', { patterns: SCHEME_PATTERNS })
+}
+
+function onRequestPaused (lease: GuardedLease, session: CDPSession, event: PausedRequest): void {
+  const { requestId, request } = event
+  const scheme = schemeOf(request.url)
+  const job = lease.job
+  if (scheme === undefined || !WEB_SCHEMES.has(scheme)) {
+    job?.refusals.push({ kind: 'blocked', channel: 'scheme', url: request.url, host: '', port: 0, reason: `a ${scheme ?? 'malformed'} URL` })
+    session.send('Fetch.failRequest', { requestId, errorReason: 'BlockedByClient' }).catch(noop)
+    return
+  }
+  if (job === undefined || Object.keys(job.scopedHeaders).length === 0) {
+    session.send('Fetch.continueRequest', { requestId }).catch(noop)
+    return
+  }
+  if (job.targetOrigin === undefined && event.resourceType === 'Document' && event.frameId === lease.mainFrameId) {
+    job.targetOrigin = originOf(request.url)
+  }
+  const headers = headersForRequest(request.headers, request.url, job.targetOrigin, job.scopedHeaders)
+  session.send('Fetch.continueRequest', { requestId, headers }).catch(noop)
+}

@@ -1,0 +1,157 @@
+// One job from its start to its release: a lease of the job's profile (an idle one, else a new one), the job's
+// emulation, the job itself raced against its signal, the answer (jobs.ts), then, after the caller has it, the
+// release: the lease is reset and parked, or closed, and the slot is given back.
+import type { Page } from 'playwright-core'
+import { applyPageEmulation, splitForwardedHeaders } from '../emulation.ts'
+import { BrowserError, toBrowserError } from '../errors.ts'
+import type { Drain } from './drain.ts'
+import { createJobRecord, outcomeOf, refusedNavigation, resultOf } from './jobs.ts'
+import type { JobRecord } from './jobs.ts'
+import { Lease } from './lease.ts'
+import type { LeaseDeps, LeaseProfile } from './lease.ts'
+import { parkAfterReset, worthResetting } from './lease-state.ts'
+import type { ReusePolicy } from './lease-state.ts'
+import type { Leases } from './leases.ts'
+import type { Limiter } from './limiter.ts'
+import type { Generation, Supervisor } from './supervisor.ts'
+import { abortErrorOf, within } from './time.ts'
+import type { BrowserJob, BrowserPoolLog, JobInfo, PoolCounters, RunOptions } from './types.ts'
+
+export interface RunnerPolicy extends ReusePolicy {
+  maxJobsPerBrowser: number
+  /** How long a job may take to settle after its signal aborted; a reset may take twice that. */
+  resetTimeoutMs: number
+}
+
+export interface RunnerDeps {
+  supervisor: Supervisor
+  leases: Leases
+  limiter: Limiter
+  drain: Drain
+  counters: PoolCounters
+  leaseDeps: LeaseDeps
+  policy: RunnerPolicy
+  log: BrowserPoolLog | undefined
+  /** Starts queued jobs that can start now. */
+  pump: () => void
+}
+
+function noop (): void {}
+
+export class JobRunner {
+  readonly #deps: RunnerDeps
+
+  constructor (deps: RunnerDeps) {
+    this.#deps = deps
+  }
+
+  /** Runs `job` on `gen`, in a slot the caller has taken; the slot is given back when the job is released. */
+  async execute<T> (gen: Generation, job: BrowserJob<T>, run: RunOptions, profile: LeaseProfile): Promise<T> {
+    const { supervisor, leases, counters, policy } = this.#deps
+    counters.jobs += 1
+    supervisor.dispatch(gen, policy.maxJobsPerBrowser)
+    const controller = new AbortController()
+    const onCallerAbort = (): void => { controller.abort(run.signal.reason) }
+    run.signal.addEventListener('abort', onCallerAbort, { once: true })
+    if (run.signal.aborted) onCallerAbort()
+    const { signal } = controller
+    const record = createJobRecord(splitForwardedHeaders(run.emulation.extraHTTPHeaders).originScoped, controller)
+    let jobPromise: Promise<T> | undefined
+    let lease: Lease | undefined
+    try {
+      if (signal.aborted) throw abortErrorOf(signal)
+      // A reset context of this profile on this browser, else a new one.
+      lease = leases.takeIdle(profile.key, gen)
+      if (lease === undefined) {
+        try {
+          lease = await Lease.open(gen, run.emulation, profile, this.#deps.leaseDeps)
+        } catch (err) {
+          throw toBrowserError(err, 'context')
+        }
+      }
+      leases.hold(lease)
+      const { page, captureSession } = lease
+      if (page === undefined || captureSession === undefined) throw new BrowserError('EFATAL', 'context', true, { cause: new Error('no page') })
+      lease.begin(record)
+      await this.#prepare(lease, page, run, record)
+
+      const info: JobInfo = {
+        signal,
+        refusals: () => record.refusals,
+        refusedNavigation: () => refusedNavigation(record),
+        captureSession: () => captureSession
+      }
+      jobPromise = (async () => await job(page, info))()
+      return resultOf(record, await outcomeOf(jobPromise, signal))
+    } finally {
+      run.signal.removeEventListener('abort', onCallerAbort)
+      // The job is released after it has settled and its lease is reset; the caller does not wait for that.
+      const settled = jobPromise
+      const used = lease
+      const done = (async () => {
+        if (settled !== undefined) {
+          const finished = await within(settled.then(() => true, () => true), policy.resetTimeoutMs, false)
+          // A job that ignores its signal may still hold the page: its context must not serve anyone else.
+          if (!finished && used !== undefined) used.taint.context = true
+        }
+        used?.end()
+        await this.#release(used, gen)
+      })()
+      this.#deps.drain.track(done)
+      // Jobs the abort did not stop keep running detached; the pool has moved on.
+      void jobPromise?.catch(noop)
+    }
+  }
+
+  /** Makes an abort close the page, then applies the job's own emulation and header forwarding. */
+  async #prepare (lease: Lease, page: Page, run: RunOptions, record: JobRecord): Promise<void> {
+    const { signal } = record.controller
+    // Abort closes the page: every pending Playwright call on it rejects at once.
+    const onAbort = (): void => {
+      const target = lease.page
+      if (target !== undefined) target.close().catch(noop)
+    }
+    signal.addEventListener('abort', onAbort, { once: true })
+    try {
+      await applyPageEmulation(page, run.emulation)
+      if (Object.keys(record.scopedHeaders).length > 0) await lease.interceptAll()
+    } catch (err) {
+      if (signal.aborted) throw abortErrorOf(signal)
+      throw toBrowserError(err, 'context')
+    }
+    if (signal.aborted) throw abortErrorOf(signal)
+  }
+
+  async #release (lease: Lease | undefined, gen: Generation): Promise<void> {
+    const { supervisor, leases, limiter, drain, policy, log } = this.#deps
+    try {
+      if (lease !== undefined) {
+        const keep = worthResetting({
+          closing: supervisor.closing,
+          generationUp: lease.gen.state === 'up',
+          contextTainted: lease.taint.context,
+          jobs: lease.jobs
+        }, policy)
+        const ok = keep && await within(lease.reset().then(() => true, (err: unknown) => {
+          log?.debug({ err }, 'page reset failed; closing the context')
+          return false
+        }), policy.resetTimeoutMs * 2, false)
+        leases.letGo(lease)
+        // The generation may have died or retired while the reset ran.
+        if (parkAfterReset(ok, supervisor.closing, lease.gen.state === 'up')) {
+          leases.park(lease)
+        } else if (supervisor.closing) {
+          // close() must not return before the proxy is down.
+          await lease.closeNow()
+        } else {
+          lease.close()
+        }
+      }
+    } finally {
+      limiter.release()
+      supervisor.released(gen)
+      drain.wake()
+      this.#deps.pump()
+    }
+  }
+}

@@ -1,0 +1,248 @@
+// Browser generations (the gotenberg supervisor habit): launches or connects to Chromium, relaunches after a crash
+// or disconnect (with a backoff while launches keep failing), retires a browser after `maxJobsPerBrowser` jobs
+// once its running jobs are done, and closes a browser by killing whatever of its process tree is left. It knows
+// nothing of leases or the queue: what they must do when a browser comes or goes is passed in as hooks.
+import { chromium } from 'playwright-core'
+import type { Browser } from 'playwright-core'
+import { chromiumArgs, findPidByMarker, killProcessGroup, processGroupMembers, processStartTime } from '../chromium.ts'
+import { toBrowserError } from '../errors.ts'
+import { sleep, within } from './time.ts'
+import type { BrowserPoolLog, PoolCounters } from './types.ts'
+
+const RELAUNCH_BACKOFF_MS = [0, 250, 1000, 2000, 5000]
+
+export interface Generation {
+  id: number
+  browser: Browser
+  pid: number | undefined
+  pidStartTime: number | undefined
+  version: string
+  /** Jobs dispatched to it. */
+  jobs: number
+  /** Jobs on it not yet released: it may not close before they are. */
+  running: number
+  state: 'up' | 'retiring' | 'dead'
+  closed: Promise<void> | undefined
+}
+
+export interface SupervisorOptions {
+  /** A remote Playwright browser server to connect to, instead of launching `executablePath`. */
+  wsEndpoint: string | undefined
+  executablePath: string | undefined
+  extraArgs: readonly string[]
+  /** The browser-level proxy (catches anything not created in one of the pool's contexts). */
+  proxyServer: string
+  /** Marks this pool's browsers on their command line, so their pids can be found. */
+  poolId: string
+  launchTimeoutMs: number
+  closeTimeoutMs: number
+}
+
+export interface SupervisorHooks {
+  /** `gen` disconnected: its running jobs fail, its idle leases go. */
+  lost (gen: Generation): void
+  /** `gen` retires: its idle leases go. */
+  retiring (gen: Generation): void
+  /** Whether idle leases of `gen` are left (it may not close while they are). */
+  hasIdleLeases (gen: Generation): boolean
+  /** Whether jobs wait for a browser. */
+  hasWaiting (): boolean
+  /** A relaunch failed: whoever waits now is told, with this error. */
+  launchFailed (err: unknown): void
+  /** A launch attempt ended: queued jobs may start. */
+  launchSettled (): void
+}
+
+export class Supervisor {
+  readonly #options: SupervisorOptions
+  readonly #hooks: SupervisorHooks
+  readonly #counters: PoolCounters
+  readonly #log: BrowserPoolLog | undefined
+  readonly #generations = new Set<Generation>()
+  #current: Generation | undefined
+  #launching: Promise<void> | undefined
+  #launchFailures = 0
+  #generationCount = 0
+  #version = ''
+  #closing = false
+
+  constructor (options: SupervisorOptions, hooks: SupervisorHooks, counters: PoolCounters, log: BrowserPoolLog | undefined) {
+    this.#options = options
+    this.#hooks = hooks
+    this.#counters = counters
+    this.#log = log
+  }
+
+  /** The browser new jobs go to, while it is up. */
+  get current (): Generation | undefined { return this.#current }
+
+  get closing (): boolean { return this.#closing }
+
+  /** The version of the first browser, until a relaunch says otherwise. */
+  get version (): string { return this.#version }
+
+  /** Whether a browser can take a job now. */
+  isUp (): boolean { return this.#current !== undefined && this.#current.state === 'up' }
+
+  health (): boolean {
+    return !this.#closing && this.isUp() && this.#current?.browser.isConnected() === true
+  }
+
+  /** The first browser; throws when it cannot start. */
+  async start (): Promise<void> {
+    const first = await this.#launch()
+    this.#adopt(first)
+    this.#log?.info({ generation: first.id, pid: first.pid, version: first.version, remote: this.#remote }, 'browser up')
+  }
+
+  /** Gets a browser going unless one is up or coming, after the backoff that earlier failures ask for. */
+  ensure (): void {
+    if (this.#closing || this.#launching !== undefined || this.#current !== undefined) return
+    const attempt = this.#launchFailures
+    this.#launching = (async () => {
+      await sleep(RELAUNCH_BACKOFF_MS[Math.min(attempt, RELAUNCH_BACKOFF_MS.length - 1)] ?? 0)
+      if (this.#closing) return
+      try {
+        const gen = await this.#launch()
+        if (this.#closing) {
+          this.#generations.add(gen)
+          await this.closeGeneration(gen)
+          return
+        }
+        this.#adopt(gen)
+        this.#launchFailures = 0
+        this.#log?.info({ generation: gen.id, pid: gen.pid, version: gen.version }, 'browser up')
+      } catch (err) {
+        this.#launchFailures += 1
+        this.#log?.error({ err, attempt: this.#launchFailures }, 'browser launch failed')
+        // Whoever waits now would wait for a browser that may not come: tell them, and try again for later ones.
+        this.#hooks.launchFailed(toBrowserError(err, 'launch'))
+      }
+    })().finally(() => {
+      this.#launching = undefined
+      if (!this.#closing && this.#current === undefined && (this.#hooks.hasWaiting() || this.#launchFailures === 0)) this.ensure()
+      this.#hooks.launchSettled()
+    })
+  }
+
+  /** Counts a job dispatched to `gen`, and retires it once it has had `maxJobs`. */
+  dispatch (gen: Generation, maxJobs: number): void {
+    gen.jobs += 1
+    gen.running += 1
+    if (gen.jobs >= maxJobs) this.#retire(gen)
+  }
+
+  /** A job on `gen` was released. */
+  released (gen: Generation): void {
+    gen.running -= 1
+    this.closeRetired()
+  }
+
+  /** Closes each retiring generation once none of its leases is in use. */
+  closeRetired (): void {
+    for (const gen of this.#generations) {
+      if (gen.state !== 'retiring' || gen.closed !== undefined) continue
+      if (gen.running > 0 || this.#hooks.hasIdleLeases(gen)) continue
+      void this.closeGeneration(gen)
+    }
+  }
+
+  async closeGeneration (gen: Generation): Promise<void> {
+    if (gen.closed !== undefined) return await gen.closed
+    gen.closed = (async () => {
+      const closed = await within(gen.browser.close().then(() => true, () => false), this.#options.closeTimeoutMs, false)
+      if (!closed) this.#log?.warn({ generation: gen.id, pid: gen.pid }, 'browser close timed out; killing it')
+      if (gen.pid !== undefined) {
+        // Children exit shortly after the browser; whatever has not is killed.
+        for (let i = 0; i < 20 && processGroupMembers(gen.pid).length > 0; i++) await sleep(50)
+        killProcessGroup(gen.pid, gen.pidStartTime)
+      }
+      gen.state = 'dead'
+      this.#generations.delete(gen)
+    })()
+    return await gen.closed
+  }
+
+  /** No more launches or relaunches from now on. */
+  beginClose (): void { this.#closing = true }
+
+  /** After beginClose(): waits for a launch under way (which closes what it launched); no browser takes jobs now. */
+  async stopLaunching (): Promise<void> {
+    if (this.#launching !== undefined) await this.#launching
+    this.#current = undefined
+  }
+
+  /** Closes every browser (after stopLaunching() and the drain). */
+  async closeAll (): Promise<void> {
+    await Promise.allSettled([...this.#generations].map(async (gen) => { await this.closeGeneration(gen) }))
+  }
+
+  get #remote (): boolean { return this.#options.wsEndpoint !== undefined }
+
+  #adopt (gen: Generation): void {
+    this.#generations.add(gen)
+    this.#current = gen
+    this.#version = gen.version
+  }
+
+  async #launch (): Promise<Generation> {
+    const { wsEndpoint, launchTimeoutMs } = this.#options
+    const id = ++this.#generationCount
+    const marker = `--pagecast-browser=${this.#options.poolId}-${id}`
+    let browser: Browser
+    if (wsEndpoint !== undefined) {
+      browser = await chromium.connect(wsEndpoint, { timeout: launchTimeoutMs })
+    } else {
+      browser = await chromium.launch({
+        executablePath: this.#options.executablePath,
+        args: chromiumArgs({ proxyHost: '127.0.0.1', extra: [...this.#options.extraArgs, marker] }),
+        proxy: { server: this.#options.proxyServer, bypass: '<-loopback>' },
+        timeout: launchTimeoutMs,
+        handleSIGINT: false,
+        handleSIGTERM: false,
+        handleSIGHUP: false
+      })
+    }
+    const pid = wsEndpoint !== undefined ? undefined : findPidByMarker(marker)
+    const gen: Generation = {
+      id,
+      browser,
+      pid,
+      pidStartTime: pid === undefined ? undefined : processStartTime(pid),
+      version: browser.version(),
+      jobs: 0,
+      running: 0,
+      state: 'up',
+      closed: undefined
+    }
+    browser.on('disconnected', () => { this.#onDisconnected(gen) })
+    this.#counters.launches += 1
+    return gen
+  }
+
+  #onDisconnected (gen: Generation): void {
+    if (gen.state === 'dead') return
+    const planned = gen.closed !== undefined
+    gen.state = 'dead'
+    if (this.#current === gen) this.#current = undefined
+    if (!planned) this.#log?.warn({ generation: gen.id, pid: gen.pid }, 'browser disconnected')
+    this.#hooks.lost(gen)
+    // Children of a killed browser may linger: the group goes.
+    if (gen.pid !== undefined) killProcessGroup(gen.pid, gen.pidStartTime)
+    if (!planned) {
+      gen.closed = Promise.resolve()
+      this.#generations.delete(gen)
+    }
+    if (!this.#closing) this.ensure()
+  }
+
+  #retire (gen: Generation): void {
+    if (gen.state !== 'up') return
+    gen.state = 'retiring'
+    if (this.#current === gen) this.#current = undefined
+    this.#log?.info({ generation: gen.id, jobs: gen.jobs }, 'browser retiring')
+    this.#hooks.retiring(gen)
+    this.closeRetired()
+    this.ensure()
+  }
+}

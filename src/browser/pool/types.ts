@@ -1,0 +1,106 @@
+// The browser pool's public interface (what src/context.ts, lazy-pool.ts and the pipeline see), and the counters
+// its parts share.
+import type { Page } from 'playwright-core'
+import type { AddressGuard } from '../../net/guard.ts'
+import type { EgressRefusal } from '../egress-proxy.ts'
+import type { Emulation } from '../emulation.ts'
+import type { PageCdpSession } from '../page-cdp-session.ts'
+
+export interface BrowserPoolOptions {
+  /** CHROMIUM_PATH; else the first of chromium, chromium-browser, google-chrome on PATH. */
+  chromiumPath?: string | undefined
+  /** The PATH to search (`:`-separated); default: the process's own, via the shell. */
+  searchPath?: string | undefined
+  /** BROWSER_WS_ENDPOINT: connect to a remote Playwright browser server instead of launching. */
+  wsEndpoint?: string | undefined
+  /** BROWSER_CONCURRENCY: jobs at once. */
+  concurrency: number
+  /** BROWSER_QUEUE_LIMIT: jobs that may wait for a page; beyond, EBUSY. */
+  queueLimit: number
+  /** Jobs per browser before it is replaced (the running ones finish first). Default 1000. */
+  maxJobsPerBrowser?: number
+  /** Jobs per context before it is replaced. Default 100. */
+  maxJobsPerContext?: number
+  /** Reset contexts kept for later jobs, across profiles (each keeps a renderer). Default `concurrency + 2`. */
+  maxIdleContexts?: number
+  /** Launch or connect deadline. Default 30 s. */
+  launchTimeoutMs?: number
+  /** How long browser.close() may take before the process group is killed. Default 5 s. */
+  closeTimeoutMs?: number
+  /** How long a job may take to settle after its signal aborted, and a reset may take. Default 5 s. */
+  resetTimeoutMs?: number
+  /** How long close() lets running jobs finish before aborting them. Default 30 s. */
+  drainTimeoutMs?: number
+  /**
+   * Where the egress proxies listen, and the host the browser is told. Defaults to 127.0.0.1 for both; a remote
+   * browser (wsEndpoint) must be able to reach that host.
+   */
+  egress?: { listenHost?: string, advertisedHost?: string }
+  /** More Chromium switches (never `--disable-features`: Playwright's own would be lost). */
+  extraArgs?: readonly string[]
+}
+
+export interface BrowserPoolLog {
+  debug (obj: object, msg: string): void
+  info (obj: object, msg: string): void
+  warn (obj: object, msg: string): void
+  error (obj: object, msg: string): void
+}
+
+export interface BrowserPoolDeps {
+  guard: AddressGuard
+  log?: BrowserPoolLog
+}
+
+export interface JobInfo {
+  /** Aborts when the caller's signal does, when the browser or page dies, or when the pool closes. */
+  signal: AbortSignal
+  /** Requests the egress layer refused during this job (sub-requests included: those just fail in the page). */
+  refusals (): readonly EgressRefusal[]
+  /** The refusal of this job's main-frame navigation (any redirect hop, meta refresh or script navigation). */
+  refusedNavigation (): EgressRefusal | undefined
+  /** The page's CDP session for captures (capture.ts), kept by the pool for the page's life. */
+  captureSession (): PageCdpSession
+}
+
+export type BrowserJob<T> = (page: Page, info: JobInfo) => Promise<T>
+
+export interface RunOptions {
+  signal: AbortSignal
+  emulation: Emulation
+}
+
+export interface BrowserPoolStats {
+  /** Jobs running (a job's reset included). */
+  active: number
+  queued: number
+  /** Browsers launched (or connected) so far. */
+  launches: number
+  /** Jobs started so far. */
+  jobs: number
+  /** Contexts created so far (a job that reuses one creates none). */
+  contexts: number
+  /** Pages created so far. */
+  pages: number
+}
+
+export interface BrowserPool {
+  run<T> (job: BrowserJob<T>, options: RunOptions): Promise<T>
+  /** True while a browser is connected and the pool is open. */
+  health (): boolean
+  stats (): BrowserPoolStats
+  /** The browser's version, e.g. `156.0.8078.79` (of the first browser until a relaunch says otherwise). */
+  chromiumVersion (): string
+  /** The pid of the launched browser (undefined for a remote one or while down). */
+  browserPid (): number | undefined
+  /** Rejects queued jobs (EBUSY), lets running ones finish, closes the browser; kills it if that hangs. */
+  close (): Promise<void>
+}
+
+/** Running totals, shared by the supervisor (launches), the runner (jobs) and the leases (contexts, pages). */
+export interface PoolCounters {
+  launches: number
+  jobs: number
+  contexts: number
+  pages: number
+}

@@ -1,0 +1,102 @@
+// The pool's slots and bounded queue, without a browser: who starts at once, who waits, who is told "full", and
+// what an abort or a flush does to a waiter.
+import { describe, expect, it } from 'vitest'
+import { Limiter } from '../../src/browser/pool/limiter.ts'
+import type { Waiter } from '../../src/browser/pool/limiter.ts'
+
+interface Probe extends Waiter {
+  started: boolean
+  rejected: unknown
+}
+
+/** A waiter that takes its slot when started, as the pool's do. */
+function probe (limiter: Limiter): Probe {
+  const p: Probe = {
+    started: false,
+    rejected: undefined,
+    start () { p.started = true; limiter.acquire() },
+    reject (err) { p.rejected = err }
+  }
+  return p
+}
+
+function limiterOf (concurrency: number, queueLimit: number): Limiter {
+  return new Limiter({ concurrency, queueLimit, abortError: (signal) => ({ aborted: signal.reason }) })
+}
+
+const never = new AbortController().signal
+
+describe('Limiter', () => {
+  it('starts up to `concurrency` at once, queues up to `queueLimit`, and answers full beyond', () => {
+    const limiter = limiterOf(2, 1)
+    const [a, b, c, d] = [probe(limiter), probe(limiter), probe(limiter), probe(limiter)]
+    expect(limiter.admit(a, never, true)).toBe('started')
+    expect(limiter.admit(b, never, true)).toBe('started')
+    expect(limiter.admit(c, never, true)).toBe('queued')
+    expect(limiter.admit(d, never, true)).toBe('full')
+    expect([a.started, b.started, c.started, d.started]).toEqual([true, true, false, false])
+    expect({ active: limiter.active, queued: limiter.queued }).toEqual({ active: 2, queued: 1 })
+  })
+
+  it('queues when no browser is ready, even with free slots, and never lets anyone jump the queue', () => {
+    const limiter = limiterOf(2, 5)
+    const [a, b] = [probe(limiter), probe(limiter)]
+    expect(limiter.admit(a, never, false)).toBe('queued')
+    expect(limiter.admit(b, never, true)).toBe('queued')
+    expect(limiter.pump(() => false)).toBe(false)
+    expect(a.started).toBe(false)
+    expect(limiter.pump(() => true)).toBe(true)
+    expect([a.started, b.started]).toEqual([true, true])
+  })
+
+  it('starts waiters first in, first out as slots are released', () => {
+    const limiter = limiterOf(1, 3)
+    const order: string[] = []
+    const named = (name: string): Waiter => ({ start () { order.push(name); limiter.acquire() }, reject () {} })
+    limiter.admit(named('a'), never, true)
+    limiter.admit(named('b'), never, true)
+    limiter.admit(named('c'), never, true)
+    expect(order).toEqual(['a'])
+    limiter.release()
+    limiter.pump(() => true)
+    expect(order).toEqual(['a', 'b'])
+    limiter.release()
+    limiter.pump(() => true)
+    expect(order).toEqual(['a', 'b', 'c'])
+    expect(limiter.queued).toBe(0)
+  })
+
+  it('takes a waiter whose signal aborts out of the queue and rejects it with the abort error', () => {
+    const limiter = limiterOf(1, 2)
+    limiter.admit(probe(limiter), never, true)
+    const controller = new AbortController()
+    const waiting = probe(limiter)
+    limiter.admit(waiting, controller.signal, true)
+    controller.abort('gone')
+    expect(waiting.rejected).toEqual({ aborted: 'gone' })
+    expect(limiter.queued).toBe(0)
+    limiter.release()
+    limiter.pump(() => true)
+    expect(waiting.started).toBe(false)
+  })
+
+  it('flush rejects every waiter and stops listening to their signals', () => {
+    const limiter = limiterOf(1, 2)
+    limiter.admit(probe(limiter), never, true)
+    const controller = new AbortController()
+    const waiting = probe(limiter)
+    limiter.admit(waiting, controller.signal, true)
+    limiter.flush('closing')
+    expect(waiting.rejected).toBe('closing')
+    controller.abort('late')
+    expect(waiting.rejected).toBe('closing')
+    expect(limiter.queued).toBe(0)
+  })
+
+  it('holds at least one slot and no negative queue', () => {
+    const limiter = limiterOf(0.5, -3)
+    expect([limiter.concurrency, limiter.queueLimit]).toEqual([1, 0])
+    limiter.admit(probe(limiter), never, true)
+    expect(limiter.admit(probe(limiter), never, true)).toBe('full')
+  })
+})
