@@ -59,7 +59,7 @@ export async function createContext (config: Readonly<Config>, log: Logger, over
     ...options,
     maxBytes: options.maxBytes === undefined || options.maxBytes === PROBE_BYTES ? config.maxProbeBytes : options.maxBytes
   })
-  const metadata = createMetadataExtractor({ probe, log })
+  const metadata = createMetadataExtractor({ probe, log, maxHtmlBytes: config.maxHtmlBytes })
   const browser = createLazyBrowserPool(async () => await createBrowserPool({
     chromiumPath: config.chromiumPath,
     wsEndpoint: config.browserWsEndpoint,
