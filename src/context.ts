@@ -15,7 +15,7 @@ import { createKeyVerifier } from './http/auth.ts'
 import { desktopUserAgent } from './browser/devices.ts'
 import { createBrowserPool, type BrowserPoolOptions } from './browser/pool.ts'
 import { createLazyBrowserPool, type LazyBrowserPool } from './browser/lazy-pool.ts'
-import { createMetrics, type Metrics } from './metrics.ts'
+import { createMetrics, type ServiceMetrics } from './metrics.ts'
 
 export interface AppContext {
   config: Readonly<Config>
@@ -29,7 +29,7 @@ export interface AppContext {
   metadata: MetadataExtractor
   browser: LazyBrowserPool
   /** Prometheus metrics of this context (its own registry). */
-  metrics: Metrics
+  metrics: ServiceMetrics
   verifyKey: (presented: string | undefined) => boolean
   /** Background work (stale refreshes) that shutdown waits for. */
   background: Set<Promise<unknown>>
