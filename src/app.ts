@@ -7,17 +7,17 @@ import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, t
 import cors from '@fastify/cors'
 import compress from '@fastify/compress'
 import type { AppContext } from './context.ts'
+import type { Plan } from './config.ts'
 import { AppError } from './errors.ts'
 import { createErrorHandler, errorBody, normalizeError } from './http/error-handler.ts'
 import { pretty } from './http/reply.ts'
+import { NOSNIFF_HEADERS } from './http/security-headers.ts'
 import { redactUrl } from './logger.ts'
 import { extractRoutes } from './routes/extract.ts'
 import { healthRoutes } from './routes/health.ts'
 import { docsRoutes } from './routes/docs.ts'
 import { filesRoutes } from './routes/files.ts'
 import { metricsRoutes } from './routes/metrics.ts'
-
-export type Plan = 'free' | 'pro'
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -52,7 +52,7 @@ function answerClientError (err: NodeJS.ErrnoException, socket: Duplex, region: 
     'cache-control: no-store',
     `x-request-id: ${id}`,
     `x-pricing-plan: ${plan}`,
-    'x-content-type-options: nosniff',
+    ...Object.entries(NOSNIFF_HEADERS).map(([name, value]) => `${name}: ${value}`),
     'access-control-allow-origin: *',
     'connection: close',
     '',
@@ -83,7 +83,7 @@ export async function buildApp (ctx: AppContext, { plan }: { plan: Plan }): Prom
       // The generic reply type of this hook is unresolved; it is an ordinary reply.
       void (reply as unknown as FastifyReply)
         .code(notFound.status)
-        .headers({ 'x-request-id': String(request.id), 'x-pricing-plan': plan, 'x-content-type-options': 'nosniff', 'cache-control': 'no-store' })
+        .headers({ 'x-request-id': String(request.id), 'x-pricing-plan': plan, ...NOSNIFF_HEADERS, 'cache-control': 'no-store' })
         .type('application/json; charset=utf-8')
         .send(errorBody(notFound, String(request.id), ctx.config.docsUrl))
     }
@@ -96,7 +96,7 @@ export async function buildApp (ctx: AppContext, { plan }: { plan: Plan }): Prom
     request.startedAt = performance.now()
     reply.header('x-request-id', request.id)
     reply.header('x-pricing-plan', plan)
-    reply.header('x-content-type-options', 'nosniff')
+    reply.headers(NOSNIFF_HEADERS)
   })
   app.addHook('onSend', async (request, reply, payload) => {
     reply.header('x-response-time', pretty(performance.now() - request.startedAt))

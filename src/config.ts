@@ -3,6 +3,14 @@
 import os from 'node:os'
 import ms from 'ms'
 
+/** The two listeners and what they allow: the free plan (quota, no key) and the pro plan (x-api-key). */
+export type Plan = 'free' | 'pro'
+
+/** MAX_HTML_BYTES when unset: the largest HTML body read and parsed, bytes. */
+export const DEFAULT_MAX_HTML_BYTES = 10 * 1024 * 1024
+/** MAX_REDIRECTS when unset: the redirects a load may follow before EMAXREDIRECTS. */
+export const DEFAULT_MAX_REDIRECTS = 10
+
 export interface Config {
   host: string
   freePort: number
@@ -30,11 +38,11 @@ export interface Config {
   browserWsEndpoint: string | undefined
   browserConcurrency: number
   browserQueueLimit: number
-  /** Largest HTML body read by the plain fetch; a larger one is refused (EINVALURL), bytes. */
+  /** Largest HTML body read by the plain fetch (a larger one is refused, EINVALURL) and parsed for metadata, bytes. */
   maxHtmlBytes: number
   /** Bytes a media probe's ranged GET reads. */
   maxProbeBytes: number
-  /** Redirects the plain fetch and the probes follow before EMAXREDIRECTS. */
+  /** Redirects the plain fetch, the probes and the browser's navigation follow before EMAXREDIRECTS. */
   maxRedirects: number
   /** Tallest screenshot, in device pixels (full pages are cut there). */
   maxFullPageHeight: number
@@ -204,9 +212,9 @@ export function loadConfig (env: Env = {}): Readonly<Config> {
     browserWsEndpoint: str(env, 'BROWSER_WS_ENDPOINT'),
     browserConcurrency: integer(env, 'BROWSER_CONCURRENCY', cpus, 1, 256),
     browserQueueLimit: integer(env, 'BROWSER_QUEUE_LIMIT', 64, 0, 100_000),
-    maxHtmlBytes: integer(env, 'MAX_HTML_BYTES', 10 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
+    maxHtmlBytes: integer(env, 'MAX_HTML_BYTES', DEFAULT_MAX_HTML_BYTES, 1024, 1024 * 1024 * 1024),
     maxProbeBytes: integer(env, 'MAX_PROBE_BYTES', 64 * 1024, 1024, 16 * 1024 * 1024),
-    maxRedirects: integer(env, 'MAX_REDIRECTS', 10, 0, 100),
+    maxRedirects: integer(env, 'MAX_REDIRECTS', DEFAULT_MAX_REDIRECTS, 0, 100),
     maxFullPageHeight: integer(env, 'MAX_FULLPAGE_HEIGHT', 16_384, 100, 16_384),
     browserMaxJobs: integer(env, 'BROWSER_MAX_JOBS', 1000, 1, 10_000_000),
     allowPrivateHosts: Object.freeze(hostPorts(env, 'ALLOW_PRIVATE_HOSTS')),

@@ -14,7 +14,7 @@ import { createMetadataExtractor, type MetadataExtractor } from './metadata/extr
 import { createKeyVerifier } from './http/auth.ts'
 import { desktopUserAgent } from './browser/devices.ts'
 import { createBrowserPool, createLazyBrowserPool, type BrowserPoolOptions, type LazyBrowserPool } from './browser/pool/index.ts'
-import { createMetrics, type Metrics } from './metrics.ts'
+import { createMetrics, type ServiceMetrics } from './metrics.ts'
 
 export interface AppContext {
   config: Readonly<Config>
@@ -28,7 +28,7 @@ export interface AppContext {
   metadata: MetadataExtractor
   browser: LazyBrowserPool
   /** Prometheus metrics of this context (its own registry). */
-  metrics: Metrics
+  metrics: ServiceMetrics
   verifyKey: (presented: string | undefined) => boolean
   /** Background work (stale refreshes) that shutdown waits for. */
   background: Set<Promise<unknown>>
@@ -58,7 +58,7 @@ export async function createContext (config: Readonly<Config>, log: Logger, over
     ...options,
     maxBytes: options.maxBytes === undefined || options.maxBytes === PROBE_BYTES ? config.maxProbeBytes : options.maxBytes
   })
-  const metadata = createMetadataExtractor({ probe, log })
+  const metadata = createMetadataExtractor({ probe, log, maxHtmlBytes: config.maxHtmlBytes })
   const browser = createLazyBrowserPool(async () => await createBrowserPool({
     chromiumPath: config.chromiumPath,
     wsEndpoint: config.browserWsEndpoint,

@@ -3,14 +3,15 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client'
 import type { BrowserPoolStats } from './browser/pool/index.ts'
 import type { CacheStatus, FetchMode } from './pipeline/cache.ts'
+import type { Plan } from './config.ts'
 
 export type QuotaRefusal = 'limit' | 'store_unavailable'
 export type Outcome = 'ok' | 'error'
 
-export interface Metrics {
+export interface ServiceMetrics {
   readonly registry: Registry
   /** One answered request; `code` is the error code, or `none` for a success. */
-  request (listener: 'free' | 'pro', status: number, code: string, seconds: number): void
+  request (listener: Plan, status: number, code: string, seconds: number): void
   cache (status: CacheStatus): void
   fetchMode (mode: FetchMode): void
   fetchDuration (seconds: number, outcome: Outcome): void
@@ -25,7 +26,7 @@ const DURATION_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 1
 /** Error codes are a fixed catalog; anything else (never expected) is folded so no label can grow. */
 const CODE = /^(none|E[A-Z]{2,20})$/
 
-export function createMetrics (deps: { browserStats: () => BrowserPoolStats }): Metrics {
+export function createMetrics (deps: { browserStats: () => BrowserPoolStats }): ServiceMetrics {
   const registry = new Registry()
   collectDefaultMetrics({ register: registry })
 

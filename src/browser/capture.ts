@@ -12,8 +12,10 @@ import { imageSize } from 'image-size'
 import type { PdfOptions, ScreenshotOptions, ScreenshotType } from '../schemas/options.ts'
 import { PAPER_SIZES_IN } from '../schemas/options.ts'
 import { AppError, isAppError } from '../errors.ts'
+import { abortable, isTimedOut, sleep, throwIfAborted, within } from '../util/abort.ts'
 import type { Budget, DomElement, DomWindow } from './session.ts'
-import { WAIT_SHARE, abortable, delay, isTimedOut, throwIfAborted, within } from './session.ts'
+import { WAIT_SHARE } from './session.ts'
+import { isTimeoutError } from './errors.ts'
 import { codeKindOf, showCodeView } from './code-view.ts'
 import { hasOverlay, openOverlayStage, overlayInsets } from './overlay.ts'
 import { PageCdpSession } from './page-cdp-session.ts'
@@ -255,7 +257,7 @@ async function scrollThrough (page: Page, maxHeight: number, budget: Budget): Pr
   let { height, step } = await measure()
   for (let y = step; y < Math.min(height, maxHeight) && performance.now() < until; y += step) {
     await page.evaluate((top) => { (globalThis as unknown as DomWindow).scrollTo(0, top) }, y)
-    await delay(SCROLL_STEP_MS, budget.signal)
+    await sleep(SCROLL_STEP_MS, budget.signal)
     height = (await measure()).height
   }
   while (performance.now() < until) {
@@ -269,13 +271,13 @@ async function scrollThrough (page: Page, maxHeight: number, budget: Budget): Pr
       return count
     }, maxHeight)
     if (pending === 0) break
-    await delay(IMAGE_POLL_MS, budget.signal)
+    await sleep(IMAGE_POLL_MS, budget.signal)
   }
   await page.evaluate(() => { (globalThis as unknown as DomWindow).scrollTo(0, 0) })
 }
 
 function isSelectorError (err: unknown): boolean {
-  return err instanceof Error && err.name !== 'TimeoutError' && /selector|Unexpected token|Unknown engine|is not a valid/i.test(err.message)
+  return err instanceof Error && !isTimeoutError(err) && /selector|Unexpected token|Unknown engine|is not a valid/i.test(err.message)
 }
 
 /** Waits for `selector` to be visible (else 504 EBRWSRTIMEOUT) and returns its box in document CSS px. */
@@ -293,7 +295,7 @@ async function elementClip (page: Page, selector: string, budget: Budget): Promi
     const y = Math.floor(box.y)
     return { x, y, width: Math.ceil(box.x + box.width) - x, height: Math.ceil(box.y + box.height) - y, scale: 1 }
   } catch (err) {
-    throwIfAborted(budget)
+    throwIfAborted(budget.signal)
     if (isAppError(err)) throw err
     if (isSelectorError(err)) {
       throw new AppError('EINVALQUERY', {
@@ -301,7 +303,7 @@ async function elementClip (page: Page, selector: string, budget: Budget): Promi
         cause: err
       })
     }
-    if (err instanceof Error && err.name === 'TimeoutError') {
+    if (isTimeoutError(err)) {
       throw new AppError('EBRWSRTIMEOUT', {
         data: { 'screenshot.element': `The element \`${selector}\` never became visible.` },
         cause: err
@@ -352,7 +354,7 @@ async function compose (
  * those of the bytes.
  */
 export async function takeScreenshot (page: Page, shot: ScreenshotOptions, budget: Budget, target: CaptureTarget = {}): Promise<Screenshot> {
-  throwIfAborted(budget)
+  throwIfAborted(budget.signal)
   const contentType = target.contentType ?? await page.evaluate(() => (globalThis as unknown as DomWindow).document.contentType)
   const kind = codeKindOf(contentType)
   if (kind !== undefined) await showCodeView(page, kind, shot.codeScheme, budget)
@@ -514,7 +516,7 @@ const READ_CHUNK = 4 * 1024 * 1024
  * the page's capture session (a pooled page's comes with JobInfo); without one, a session of its own.
  */
 export async function printPdf (page: Page, pdf: PdfOptions, budget: Budget, cdp: PageCdpSession = new PageCdpSession(page)): Promise<Pdf> {
-  throwIfAborted(budget)
+  throwIfAborted(budget.signal)
   const timeout = (): AppError => pdfTooLarge('The PDF could not be generated in the time left.')
   const session = await cdp.get()
   {

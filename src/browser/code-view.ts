@@ -7,6 +7,8 @@ import { createRequire } from 'node:module'
 import type { Page } from 'playwright-core'
 import { CODE_SCHEMES, codeSchemeFile } from '../schemas/code-schemes.ts'
 import { AppError } from '../errors.ts'
+import { escapeHtml } from '../util/html.ts'
+import { isHttpUrl } from '../util/url.ts'
 import type { Budget, DomWindow } from './session.ts'
 import { WAIT_SHARE, addLinkedStyle } from './session.ts'
 
@@ -23,18 +25,6 @@ export function codeKindOf (contentType: string | undefined): CodeKind | undefin
   if (essence === 'application/json' || essence === 'text/json' || /^[a-z]+\/[a-z0-9.+-]+\+json$/.test(essence)) return 'json'
   if (essence === 'text/plain') return 'text'
   return undefined
-}
-
-export function escapeHtml (text: string): string {
-  return text.replace(/[&<>"']/g, (char) => {
-    switch (char) {
-      case '&': return '&amp;'
-      case '<': return '&lt;'
-      case '>': return '&gt;'
-      case '"': return '&quot;'
-      default: return '&#39;'
-    }
-  })
 }
 
 function span (kind: string, text: string): string {
@@ -114,10 +104,6 @@ export async function bundledThemeCss (id: string): Promise<string> {
   if (!CODE_SCHEMES.includes(id)) throw new AppError('EFATAL', { cause: new Error(`unknown code scheme ${id}`) })
   const file = createRequire(import.meta.url).resolve(`prism-themes/${codeSchemeFile(id)}`)
   return await readFile(file, 'utf8')
-}
-
-function isHttpUrl (scheme: string): boolean {
-  return /^https?:\/\//i.test(scheme)
 }
 
 /** Layout around the theme: the block fills the page and long lines wrap, so the capture shows all of each line. */

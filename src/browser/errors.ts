@@ -1,6 +1,8 @@
-// Playwright failures -> the public codes (API.md §11). One place decides: a navigation that never committed is
-// EBRWSRTIMEOUT, a target that cannot be reached is EINVALURL, a closed target, a crash or a protocol error is
-// EFATAL and worth a retry (API.md §3.6 `retry`), and an AppError is already decided.
+// Playwright failures -> the public codes (docs/api.md §11). The one place that decides, for every browser step:
+// a navigation that never committed is EBRWSRTIMEOUT, a target that cannot be reached is EINVALURL, one that
+// redirects past the limit EMAXREDIRECTS, a closed target, a crash, a protocol error or a transient network failure
+// is worth a retry (docs/api.md §3.6 `retry`), and an AppError is already decided. The target's HTTP status is never
+// an error here, and validation errors are AppErrors: neither is retried.
 import { AppError, isAppError } from '../errors.ts'
 import type { AppErrorOptions, ErrorCode } from '../errors.ts'
 import type { EgressRefusal } from './egress-proxy.ts'
@@ -25,37 +27,98 @@ export function isRetryable (err: unknown): boolean {
   return err instanceof BrowserError && err.retryable
 }
 
-const CLOSED = /Target (page, context or browser )?(has been )?closed|Target crashed|Page crashed|Browser (has been )?closed|browser has disconnected|Browser closed|Session closed|Protocol error|Connection closed|WebSocket (is not open|closed)|has been closed|frame was detached|Frame has been detached|Execution context was destroyed|Navigation failed because page crashed|crashed/i
-/** Transient network failures: the same request may well work the next time. */
-const TRANSIENT_NET = /net::ERR_(CONNECTION_RESET|CONNECTION_CLOSED|CONNECTION_ABORTED|EMPTY_RESPONSE|NETWORK_CHANGED|HTTP2_PROTOCOL_ERROR|HTTP2_PING_FAILED|SOCKET_NOT_CONNECTED|NETWORK_IO_SUSPENDED|INCOMPLETE_CHUNKED_ENCODING|CONTENT_LENGTH_MISMATCH)\b/
+/** The page, its context or the browser is gone (closed or crashed): nothing more can be done with the page. */
+const TARGET_GONE = /Target (page, context or browser )?(has been )?closed|Target crashed|Page crashed|Browser (has been )?closed/i
+/** The rest of the browser machinery failing under a step: each is worth a retry, like a target that is gone. */
+const BROWSER_BROKE = /browser has disconnected|Browser closed|Session closed|Protocol error|Connection closed|WebSocket (is not open|closed)|has been closed|frame was detached|Frame has been detached|Execution context was destroyed|Navigation failed because page crashed|crashed/i
+/**
+ * Transient network failures: the same request may well work the next time (docs/api.md §3.6 `retry`: "transient
+ * network errors such as a reset connection"). An empty response is one of them: the connection closed before any
+ * byte of an answer, as a reset one does.
+ */
+export const TRANSIENT_NET_ERRORS = [
+  'CONNECTION_RESET', 'CONNECTION_CLOSED', 'CONNECTION_ABORTED', 'EMPTY_RESPONSE', 'NETWORK_CHANGED',
+  'HTTP2_PROTOCOL_ERROR', 'HTTP2_PING_FAILED', 'SOCKET_NOT_CONNECTED', 'NETWORK_IO_SUSPENDED',
+  'INCOMPLETE_CHUNKED_ENCODING', 'CONTENT_LENGTH_MISMATCH'
+] as const
 /** The target cannot be reached (or answered something no browser accepts): the URL's fault, not ours. */
-const UNREACHABLE_NET = /net::ERR_(NAME_NOT_RESOLVED|NAME_RESOLUTION_FAILED|CONNECTION_REFUSED|CONNECTION_FAILED|ADDRESS_UNREACHABLE|ADDRESS_INVALID|INTERNET_DISCONNECTED|TUNNEL_CONNECTION_FAILED|PROXY_CONNECTION_FAILED|TIMED_OUT|CONNECTION_TIMED_OUT|SSL_[A-Z_]+|CERT_[A-Z_]+|BAD_SSL_CLIENT_AUTH_CERT|INVALID_RESPONSE|INVALID_HTTP_RESPONSE|RESPONSE_HEADERS_[A-Z_]+|TOO_MANY_REDIRECTS|UNSAFE_REDIRECT|UNSAFE_PORT|INVALID_URL|INVALID_REDIRECT|DISALLOWED_URL_SCHEME|UNKNOWN_URL_SCHEME|HTTP_RESPONSE_CODE_FAILURE)\b/
-const BLOCKED_NET = /net::ERR_(BLOCKED_BY_CLIENT|BLOCKED_BY_ADMINISTRATOR|ACCESS_DENIED|FILE_NOT_FOUND)\b/
+export const UNREACHABLE_NET_ERRORS = [
+  'NAME_NOT_RESOLVED', 'NAME_RESOLUTION_FAILED', 'CONNECTION_REFUSED', 'CONNECTION_FAILED', 'ADDRESS_UNREACHABLE',
+  'ADDRESS_INVALID', 'INTERNET_DISCONNECTED', 'TUNNEL_CONNECTION_FAILED', 'PROXY_CONNECTION_FAILED', 'TIMED_OUT',
+  'CONNECTION_TIMED_OUT', 'SSL_[A-Z_]+', 'CERT_[A-Z_]+', 'BAD_SSL_CLIENT_AUTH_CERT', 'INVALID_RESPONSE',
+  'INVALID_HTTP_RESPONSE', 'RESPONSE_HEADERS_[A-Z_]+', 'UNSAFE_REDIRECT', 'UNSAFE_PORT', 'INVALID_URL',
+  'INVALID_REDIRECT', 'DISALLOWED_URL_SCHEME', 'UNKNOWN_URL_SCHEME', 'HTTP_RESPONSE_CODE_FAILURE'
+] as const
+/** Refused by the browser itself (or a file the target does not have): not allowed. */
+export const BLOCKED_NET_ERRORS = ['BLOCKED_BY_CLIENT', 'BLOCKED_BY_ADMINISTRATOR', 'ACCESS_DENIED', 'FILE_NOT_FOUND'] as const
+
+function netErrors (names: readonly string[]): RegExp {
+  return new RegExp(`net::ERR_(${names.join('|')})\\b`)
+}
+
+const TRANSIENT_NET = netErrors(TRANSIENT_NET_ERRORS)
+const UNREACHABLE_NET = netErrors(UNREACHABLE_NET_ERRORS)
+const BLOCKED_NET = netErrors(BLOCKED_NET_ERRORS)
+const TOO_MANY_REDIRECTS = /net::ERR_TOO_MANY_REDIRECTS\b/
+
+/** Redirects Chromium follows before it fails a navigation with net::ERR_TOO_MANY_REDIRECTS. */
+export const CHROMIUM_MAX_REDIRECTS = 20
 
 function messageOf (err: unknown): string {
   if (err instanceof Error) return err.message
   return typeof err === 'string' ? err : ''
 }
 
-function isTimeout (err: unknown): boolean {
+/** A Playwright wait or action that ran out of its own `timeout`. */
+export function isTimeoutError (err: unknown): boolean {
   return err instanceof Error && err.name === 'TimeoutError'
+}
+
+/**
+ * Whether the page, its context or the browser went away under a step (closed or crashed). A step whose failure is
+ * not an error (a wait that ran out, a selector that matched nothing) must still stop on this.
+ */
+export function isTargetClosed (err: unknown): boolean {
+  return err instanceof Error && TARGET_GONE.test(err.message)
 }
 
 function urlOf (message: string): string | undefined {
   return / at (\S+)$/m.exec(message.split('\n')[0] ?? '')?.[1]
 }
 
+/** What a navigation was asked to do, for the public message of its failure. */
+export interface NavigationTarget {
+  /** The URL asked for. */
+  url: string
+  /** Redirects it may follow (MAX_REDIRECTS). */
+  maxRedirects: number
+}
+
+/** 400 EMAXREDIRECTS for a navigation that went past `maxRedirects` (docs/api.md §3.1). */
+export function tooManyRedirects (url: string | undefined, maxRedirects: number, cause?: unknown): AppError {
+  const shown = url === undefined ? 'The URL' : `The URL \`${url}\``
+  return new BrowserError('EMAXREDIRECTS', 'navigation', false, {
+    data: { url: `${shown} redirected more than ${maxRedirects} times.` },
+    ...(cause === undefined ? {} : { cause })
+  })
+}
+
 /**
  * Maps whatever a browser step threw to an AppError. `phase` says which step: only a navigation error can be the
- * target's fault (EINVALURL / EFORBIDDENURL); a timeout in any step is EBRWSRTIMEOUT.
+ * target's fault (EINVALURL / EFORBIDDENURL / EMAXREDIRECTS); a timeout in any step is EBRWSRTIMEOUT. `target`, for a
+ * navigation, names the URL asked for in the public message (else the URL in Playwright's message is shown).
  */
-export function toBrowserError (err: unknown, phase: BrowserPhase): AppError {
+export function toBrowserError (err: unknown, phase: BrowserPhase, target?: NavigationTarget): AppError {
   if (isAppError(err)) return err
   const message = messageOf(err)
-  if (isTimeout(err)) return new BrowserError('EBRWSRTIMEOUT', phase, false, { cause: err })
-  if (phase === 'navigation' || phase === 'job') {
-    const url = urlOf(message)
-    const shown = url === undefined ? 'The URL' : `The URL \`${url}\``
+  const navigating = phase === 'navigation' || phase === 'job'
+  const url = target?.url ?? (navigating ? urlOf(message) : undefined)
+  const shown = url === undefined ? 'The URL' : `The URL \`${url}\``
+  if (isTimeoutError(err)) {
+    const data = target === undefined ? {} : { data: { url: `${shown} did not start loading in time.` } }
+    return new BrowserError('EBRWSRTIMEOUT', phase, false, { ...data, cause: err })
+  }
+  if (navigating) {
     if (/Download is starting/i.test(message)) {
       return new BrowserError('EINVALURL', phase, false, { data: { url: `${shown} is a download, not a page.` }, cause: err })
     }
@@ -65,6 +128,10 @@ export function toBrowserError (err: unknown, phase: BrowserPhase): AppError {
     if (BLOCKED_NET.test(message)) {
       return new BrowserError('EFORBIDDENURL', phase, false, { data: { url: `${shown} is not allowed.` }, cause: err })
     }
+    if (TOO_MANY_REDIRECTS.test(message)) {
+      // Chromium gives up past its own limit, whatever ours is.
+      return tooManyRedirects(url, Math.min(target?.maxRedirects ?? CHROMIUM_MAX_REDIRECTS, CHROMIUM_MAX_REDIRECTS), err)
+    }
     if (TRANSIENT_NET.test(message)) {
       return new BrowserError('EINVALURL', phase, true, { data: { url: `${shown} cannot be reached.` }, cause: err })
     }
@@ -73,7 +140,7 @@ export function toBrowserError (err: unknown, phase: BrowserPhase): AppError {
     }
     if (/net::ERR_ABORTED/.test(message)) return new BrowserError('EFATAL', phase, true, { cause: err })
   }
-  if (CLOSED.test(message)) return new BrowserError('EFATAL', phase, true, { cause: err })
+  if (TARGET_GONE.test(message) || BROWSER_BROKE.test(message)) return new BrowserError('EFATAL', phase, true, { cause: err })
   if (phase === 'launch' || phase === 'context') return new BrowserError('EFATAL', phase, true, { cause: err })
   return new BrowserError('EFATAL', phase, false, { cause: err })
 }

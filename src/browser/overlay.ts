@@ -8,8 +8,9 @@
 import type { Page } from 'playwright-core'
 import type { ScreenshotOptions } from '../schemas/options.ts'
 import { AppError } from '../errors.ts'
+import { isTimedOut, sleep, within } from '../util/abort.ts'
+import { isHttpUrl } from '../util/url.ts'
 import type { Budget, DomWindow } from './session.ts'
-import { delay, isTimedOut, within } from './session.ts'
 
 export type Overlay = ScreenshotOptions['overlay']
 
@@ -46,10 +47,6 @@ const FRAME = {
   light: { bar: '#e8e8ea', border: '#d0d0d4', address: '#ffffff' },
   dark: { bar: '#2c2c2f', border: '#161618', address: '#3d3d41' }
 } as const
-
-function isHttpUrl (value: string): boolean {
-  return /^https?:\/\//i.test(value)
-}
 
 /** The composition document for a capture of `width` × `height` CSS px; the stage is at (0, 0). */
 export function overlayHtml (imageUrl: string, width: number, height: number, overlay: Overlay): { html: string, width: number, height: number } {
@@ -98,7 +95,7 @@ async function imageReady (page: Page, selector: string, ms: number, budget: Bud
     }, selector)
     if (state !== 'loading') return state === 'ready'
     if (performance.now() >= until) return false
-    await delay(POLL_MS, budget.signal)
+    await sleep(POLL_MS, budget.signal)
   }
 }
 

@@ -10,6 +10,10 @@ import type { Page, Response } from 'playwright-core'
 import type { ExtractOptions, WaitUntil } from '../schemas/options.ts'
 import type { Redirect } from '../net/types.ts'
 import { AppError, isAppError } from '../errors.ts'
+import { DEFAULT_MAX_REDIRECTS } from '../config.ts'
+import { abortReason, abortable, isTimedOut, sleep, throwIfAborted, within } from '../util/abort.ts'
+import { isHttpUrl } from '../util/url.ts'
+import { isTargetClosed, toBrowserError, tooManyRedirects } from './errors.ts'
 import { trackNetwork } from './network-idle.ts'
 import type { NetworkTracker } from './network-idle.ts'
 
@@ -104,89 +108,15 @@ export function createBudget (timeoutMs: number, signal: AbortSignal): Budget {
 
 /** Share of the remaining budget a navigation, and each later wait, may use (API.md §3.6). */
 export const WAIT_SHARE = 2 / 3
-/** Redirects a navigation may follow (API.md §3.1 EMAXREDIRECTS). */
-export const MAX_REDIRECTS = 10
-
-/** Throws the abort reason when the budget's signal has fired. */
-export function throwIfAborted (budget: Budget): void {
-  if (budget.signal.aborted) throw abortReason(budget.signal)
-}
-
-function abortReason (signal: AbortSignal): unknown {
-  return signal.reason ?? new AppError('ETIMEOUT')
-}
-
-/** Sleeps `ms`, rejecting with the abort reason when the signal fires first. */
-export function delay (ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal.aborted) { reject(abortReason(signal)); return }
-    const onAbort = (): void => { clearTimeout(timer); reject(abortReason(signal)) }
-    const timer = setTimeout(() => { signal.removeEventListener('abort', onAbort); resolve() }, Math.max(0, ms))
-    signal.addEventListener('abort', onAbort, { once: true })
-  })
-}
-
-/** What `within` gives when the time ran out first. */
-export const TIMED_OUT: unique symbol = Symbol('timed out')
-
-/**
- * Races `work` against `ms` and the signal: its value, or TIMED_OUT when the time ran out first (the work is left
- * running; its late rejection is swallowed). Rejects with the abort reason on abort.
- */
-export async function within<T> (work: Promise<T>, ms: number, signal: AbortSignal): Promise<T | typeof TIMED_OUT> {
-  work.catch(() => {})
-  let timer: NodeJS.Timeout | undefined
-  let onAbort: (() => void) | undefined
-  const limit = new Promise<typeof TIMED_OUT>((resolve, reject) => {
-    if (signal.aborted) { reject(abortReason(signal)); return }
-    timer = setTimeout(() => resolve(TIMED_OUT), Math.max(0, ms))
-    onAbort = () => reject(abortReason(signal))
-    signal.addEventListener('abort', onAbort, { once: true })
-  })
-  try {
-    return await Promise.race([work, limit])
-  } finally {
-    clearTimeout(timer)
-    if (onAbort !== undefined) signal.removeEventListener('abort', onAbort)
-  }
-}
-
-/** `work`, or a rejection with the abort reason as soon as the signal fires (the work is left to the page's closing). */
-export async function abortable<T> (work: Promise<T>, signal: AbortSignal): Promise<T> {
-  work.catch(() => {})
-  let onAbort: (() => void) | undefined
-  const aborted = new Promise<never>((_resolve, reject) => {
-    if (signal.aborted) { reject(abortReason(signal)); return }
-    onAbort = () => reject(abortReason(signal))
-    signal.addEventListener('abort', onAbort, { once: true })
-  })
-  aborted.catch(() => {})
-  try {
-    return await Promise.race([work, aborted])
-  } finally {
-    if (onAbort !== undefined) signal.removeEventListener('abort', onAbort)
-  }
-}
-
-export function isTimedOut (value: unknown): value is typeof TIMED_OUT {
-  return value === TIMED_OUT
-}
-
-function isTimeoutError (err: unknown): boolean {
-  return err instanceof Error && err.name === 'TimeoutError'
-}
-
 /**
  * For steps whose failure is not an error (a wait that ran out, a selector that matched nothing usable): rethrows
  * only what must not be swallowed, i.e. an abort, an AppError, or a page or browser that went away.
  */
 function rethrowIfFatal (err: unknown, page: Page, budget: Budget): void {
-  throwIfAborted(budget)
+  throwIfAborted(budget.signal)
   if (isAppError(err)) throw err
   if (page.isClosed()) throw err
-  if (err instanceof Error && /Target (page, context or browser )?(has been )?closed|Target crashed|Page crashed|Browser (has been )?closed/i.test(err.message)) {
-    throw err
-  }
+  if (isTargetClosed(err)) throw err
 }
 
 // --- navigation
@@ -204,34 +134,11 @@ export interface LoadedPage {
   html: string
 }
 
-export interface LoadPageHooks {
+export interface LoadPageOptions {
   /** Runs right after the navigation, before `waitForSelector` (API.md §3.6: consent banners are dismissed here). */
   afterNavigation?: (page: Page, budget: Budget) => Promise<void>
-}
-
-/** net:: errors that mean the target cannot be reached (EINVALURL). Blocked, reset and aborted ones are left to the caller. */
-const UNREACHABLE = /net::ERR_(NAME_NOT_RESOLVED|NAME_RESOLUTION_FAILED|CONNECTION_REFUSED|CONNECTION_FAILED|ADDRESS_UNREACHABLE|ADDRESS_INVALID|INTERNET_DISCONNECTED|TUNNEL_CONNECTION_FAILED|PROXY_CONNECTION_FAILED|TIMED_OUT|CONNECTION_TIMED_OUT|SSL_[A-Z_]+|CERT_[A-Z_]+|BAD_SSL_CLIENT_AUTH_CERT|INVALID_RESPONSE|INVALID_HTTP_RESPONSE|EMPTY_RESPONSE|RESPONSE_HEADERS_[A-Z_]+|UNSAFE_REDIRECT|UNSAFE_PORT|INVALID_URL|INVALID_REDIRECT|DISALLOWED_URL_SCHEME|UNKNOWN_URL_SCHEME|HTTP_RESPONSE_CODE_FAILURE)\b/
-
-function toNavigationError (err: unknown, url: string, budget: Budget): unknown {
-  if (budget.signal.aborted) return abortReason(budget.signal)
-  if (isAppError(err)) return err
-  if (isTimeoutError(err)) {
-    return new AppError('EBRWSRTIMEOUT', {
-      data: { url: `The URL \`${url}\` did not start loading in time.` },
-      cause: err
-    })
-  }
-  const message = err instanceof Error ? err.message : String(err)
-  if (/net::ERR_TOO_MANY_REDIRECTS\b/.test(message)) {
-    return new AppError('EMAXREDIRECTS', {
-      data: { url: `The URL \`${url}\` redirected more than ${MAX_REDIRECTS} times.` },
-      cause: err
-    })
-  }
-  if (UNREACHABLE.test(message)) {
-    return new AppError('EINVALURL', { data: { url: `The URL \`${url}\` cannot be reached.` }, cause: err })
-  }
-  return err
+  /** Redirects the navigation may follow (MAX_REDIRECTS, docs/api.md §3.1 EMAXREDIRECTS); 10 by default. */
+  maxRedirects?: number
 }
 
 async function redirectChain (response: Response): Promise<Redirect[]> {
@@ -278,7 +185,7 @@ async function waitForState (page: Page, state: WaitUntil, tracker: NetworkTrack
 }
 
 /** Navigates until the main document commits; EBRWSRTIMEOUT if it does not before `deadline` (performance.now() ms). */
-async function navigate (page: Page, url: string, deadline: number, budget: Budget): Promise<Response> {
+async function navigate (page: Page, url: string, maxRedirects: number, deadline: number, budget: Budget): Promise<Response> {
   const timeout = (): number => Math.max(1, deadline - performance.now())
   let response: Response | null
   try {
@@ -286,7 +193,8 @@ async function navigate (page: Page, url: string, deadline: number, budget: Budg
     // A page already showing this document (other fragment) navigates within it, with no response: load it afresh.
     if (response === null) response = await abortable(page.reload({ waitUntil: 'commit', timeout: timeout() }), budget.signal)
   } catch (err) {
-    throw toNavigationError(err, url, budget)
+    if (budget.signal.aborted) throw abortReason(budget.signal)
+    throw toBrowserError(err, 'navigation', { url, maxRedirects })
   }
   if (response === null) throw new AppError('EFATAL', { cause: new Error(`navigation to ${url} gave no response`) })
   return response
@@ -305,16 +213,6 @@ export const NO_ANIMATIONS_CSS = [
   '  scroll-behavior: auto !important; caret-color: transparent !important;',
   '}'
 ].join('\n')
-
-function isHttpUrl (text: string): boolean {
-  if (!/^https?:\/\//i.test(text.trim())) return false
-  try {
-    const url = new URL(text.trim())
-    return (url.protocol === 'http:' || url.protocol === 'https:') && url.hostname !== ''
-  } catch {
-    return false
-  }
-}
 
 /** Adds a `<style>` with `css`; works with page scripts off (the insertion runs through DevTools). */
 export async function addInlineStyle (page: Page, css: string): Promise<void> {
@@ -352,7 +250,7 @@ export async function addLinkedStyle (page: Page, href: string, timeoutMs: numbe
       return link === null || link.sheet !== null || link.dataset.pagecastDone === '1'
     }, marker)
     if (done) return
-    await delay(Math.min(POLL_MS, Math.max(0, until - performance.now())), signal)
+    await sleep(Math.min(POLL_MS, Math.max(0, until - performance.now())), signal)
   }
 }
 
@@ -446,26 +344,24 @@ async function serialize (page: Page, budget: Budget): Promise<string> {
 /**
  * Loads `options.url` into `page` and runs the steps of API.md §3.6 up to (not including) extraction and capture.
  * The page must come with its emulation applied. Throws EBRWSRTIMEOUT when the navigation never commits, EINVALURL
- * when the target cannot be reached, EMAXREDIRECTS past 10 redirects; other navigation failures are rethrown as
- * Playwright gave them.
+ * when the target cannot be reached, EMAXREDIRECTS past `maxRedirects` redirects; other navigation failures as
+ * errors.ts maps them.
  */
-export async function loadPage (page: Page, options: ExtractOptions, budget: Budget, hooks: LoadPageHooks = {}): Promise<LoadedPage> {
-  throwIfAborted(budget)
+export async function loadPage (
+  page: Page, options: ExtractOptions, budget: Budget, { afterNavigation, maxRedirects = DEFAULT_MAX_REDIRECTS }: LoadPageOptions = {}
+): Promise<LoadedPage> {
+  throwIfAborted(budget.signal)
   const tracker = trackNetwork(page)
   try {
     // The navigation gets ⅔ of the budget: to commit, then (what is left of it) for the requested states at once.
     const deadline = performance.now() + budget.fraction(WAIT_SHARE)
-    const response = await navigate(page, options.url, deadline, budget)
+    const response = await navigate(page, options.url, maxRedirects, deadline, budget)
     const redirects = await redirectChain(response)
-    if (redirects.length > MAX_REDIRECTS) {
-      throw new AppError('EMAXREDIRECTS', {
-        data: { url: `The URL \`${options.url}\` redirected more than ${MAX_REDIRECTS} times.` }
-      })
-    }
+    if (redirects.length > maxRedirects) throw tooManyRedirects(options.url, maxRedirects)
     const statusCode = response.status()
     const headers = await responseHeaders(response)
     await Promise.all(options.waitUntil.map(state => waitForState(page, state, tracker, deadline, budget)))
-    if (hooks.afterNavigation !== undefined) await hooks.afterNavigation(page, budget)
+    if (afterNavigation !== undefined) await afterNavigation(page, budget)
 
     if (options.waitForSelector !== undefined) {
       const timeout = budget.fraction(WAIT_SHARE)
@@ -479,7 +375,7 @@ export async function loadPage (page: Page, options: ExtractOptions, budget: Bud
       }
     }
     if (options.waitForTimeout !== undefined && options.waitForTimeout > 0) {
-      await delay(Math.min(options.waitForTimeout, budget.fraction(WAIT_SHARE)), budget.signal)
+      await sleep(Math.min(options.waitForTimeout, budget.fraction(WAIT_SHARE)), budget.signal)
     }
 
     await page.emulateMedia({ media: options.mediaType })
@@ -502,7 +398,7 @@ export async function loadPage (page: Page, options: ExtractOptions, budget: Bud
       if (timeout >= 1) await tracker.waitForIdle(2, timeout, budget.signal)
     }
 
-    throwIfAborted(budget)
+    throwIfAborted(budget.signal)
     return {
       url: page.url(),
       statusCode,

@@ -5,6 +5,7 @@
 import { LRUCache } from 'lru-cache'
 import type { IncomingHttpHeaders } from 'node:http'
 import type { ExtractOptions } from '../schemas/options.ts'
+import { deepFreeze } from '../util/freeze.ts'
 
 export interface ParsedQuery {
   options: Readonly<ExtractOptions>
@@ -21,14 +22,6 @@ function forwardedHeaders (headers: IncomingHttpHeaders): string {
     if (name.startsWith('x-api-header-')) out += `${name}\u0000${String(headers[name])}\u0000`
   }
   return out
-}
-
-function deepFreeze<T> (value: T): T {
-  if (value !== null && typeof value === 'object' && !Object.isFrozen(value)) {
-    Object.freeze(value)
-    for (const member of Object.values(value)) deepFreeze(member)
-  }
-  return value
 }
 
 export function createParsedQueries (max = 10_000): ParsedQueries {

@@ -6,12 +6,7 @@ import type { Served } from '../pipeline/index.ts'
 import type { ExtractOptions } from '../schemas/options.ts'
 import { secondsLeft } from '../pipeline/cache.ts'
 import { AppError } from '../errors.ts'
-
-/** Headers every embed answer carries, whatever its content. */
-export const EMBED_SAFETY_HEADERS = {
-  'content-security-policy': "sandbox; script-src 'none'",
-  'x-content-type-options': 'nosniff'
-} as const
+import { SANDBOX_HEADERS } from './security-headers.ts'
 
 /** Assets fetched for an embed are capped at 50 MiB (API.md §5). */
 const MAX_EMBED_BYTES = 50 * 1024 * 1024
@@ -97,7 +92,8 @@ export async function sendServed (
 async function sendEmbed (ctx: AppContext, reply: FastifyReply, served: Served, path: string, signal: AbortSignal): Promise<FastifyReply> {
   const envelope = JSON.parse(served.entry.body) as { data: Record<string, unknown> }
   const value = getPath(envelope.data, path)
-  reply.headers(EMBED_SAFETY_HEADERS)
+  // Every embed answer, whatever its content.
+  reply.headers(SANDBOX_HEADERS)
   if (value === undefined || value === null) {
     throw new AppError('ENOTFOUND', { data: { embed: `The \`${path}\` field has no value.` } })
   }

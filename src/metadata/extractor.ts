@@ -16,6 +16,7 @@ import metascraperTitle from 'metascraper-title'
 import metascraperUrl from 'metascraper-url'
 import type { Logger } from 'pino'
 import type { Probe } from '../net/types.ts'
+import { DEFAULT_MAX_HTML_BYTES } from '../config.ts'
 import { META_FIELDS, type MetaField } from '../schemas/options.ts'
 import {
   mimeOf,
@@ -29,19 +30,20 @@ import {
 } from './media.ts'
 import { guardAuthorRules, jsonLdAuthorRules, twitterCreatorRules } from './rules/author.ts'
 import { createPickFn, createResolveFaviconUrl, createRootFaviconRule, originFaviconRule, type LogoScraper } from './rules/favicon.ts'
-import { guardMediaRules, guardTextRules, guardUrlRules, toHttpUrl } from './rules/guards.ts'
+import { guardMediaRules, guardTextRules, guardUrlRules } from './rules/guards.ts'
+import { toHttpUrl } from '../util/url.ts'
 import { httpDateRules, toHttpDate } from './rules/http-date.ts'
 import { publisherDomainRules, registrableDomain } from './rules/publisher.ts'
 import type { HtmlDom, ImageLikeKind, PingOptions, RequestState, Rule, RuleBundle } from './rules/types.ts'
 
-/** HTML beyond this is not parsed (§9). */
-export const MAX_HTML_BYTES = 10 * 1024 * 1024
 /** Distinct URLs probed per media kind in one extraction; further candidates count as failing. */
 export const MAX_PROBES_PER_KIND = 16
 
 export interface MetadataExtractorOptions {
   probe: Probe
   log?: Logger
+  /** HTML beyond this many bytes is not parsed (MAX_HTML_BYTES, docs/api.md §9); DEFAULT_MAX_HTML_BYTES when absent. */
+  maxHtmlBytes?: number
 }
 
 export interface ExtractInput {
@@ -79,7 +81,7 @@ type Scraper = (options: ScrapeOptions) => Promise<Record<string, unknown>>
 type MetascraperRules = Parameters<typeof metascraper>[0]
 type FaviconOptions = NonNullable<Parameters<typeof metascraperLogoFavicon>[0]>
 
-export function createMetadataExtractor ({ probe, log }: MetadataExtractorOptions): MetadataExtractor {
+export function createMetadataExtractor ({ probe, log, maxHtmlBytes = DEFAULT_MAX_HTML_BYTES }: MetadataExtractorOptions): MetadataExtractor {
   const als = new AsyncLocalStorage<RequestState>()
   const faviconOptions = {
     // No third-party logo service; /favicon.* and the root domain are our rules (favicon.ts says why).
@@ -119,7 +121,7 @@ export function createMetadataExtractor ({ probe, log }: MetadataExtractorOption
         ...rulesOf(metascraperLogo(), 'logo'),
         ...rulesOf(metascraperLogoFavicon(faviconOptions), 'logo'),
         originFaviconRule(),
-        createRootFaviconRule({ scrapeLogo, toHtml: htmlOf })
+        createRootFaviconRule({ scrapeLogo, toHtml: (body, headers) => htmlOf(body, headers, maxHtmlBytes) })
       ])
     }
   ])
@@ -132,7 +134,7 @@ export function createMetadataExtractor ({ probe, log }: MetadataExtractorOption
     const target = classifyTarget(input.headers, input.body)
     if (target === 'image' || target === 'video' || target === 'audio') return describeMediaTarget(input, target, fields)
 
-    const html = target === 'html' ? decodeHtml(input.body, input.headers['content-type']) : ''
+    const html = target === 'html' ? decodeHtml(input.body, input.headers['content-type'], maxHtmlBytes) : ''
     const request = createRequestState(input, probe, log)
     const raw = await als.run(request, () =>
       scraper({ url: input.url, html, validateUrl: false, pickPropNames: new Set(fields), request }))
@@ -235,18 +237,18 @@ function looksLikeHtml (body: Buffer): boolean {
 }
 
 /** The text of an HTML response's first bytes, or null when it is not HTML (root-domain favicon step). */
-function htmlOf (body: Buffer, headers: Record<string, string>): string | null {
+function htmlOf (body: Buffer, headers: Record<string, string>, maxBytes: number): string | null {
   const mime = mimeOf(headers['content-type'])
-  if (HTML_TYPES.has(mime) || (SNIFFABLE_TYPES.has(mime) && looksLikeHtml(body))) return decodeHtml(body, headers['content-type'])
+  if (HTML_TYPES.has(mime) || (SNIFFABLE_TYPES.has(mime) && looksLikeHtml(body))) return decodeHtml(body, headers['content-type'], maxBytes)
   return null
 }
 
 /**
- * Decodes at most 10 MiB of HTML: the charset comes from a byte order mark, else the content type, else a
- * `<meta charset>` / `http-equiv` declaration in the first 1024 bytes, else UTF-8.
+ * Decodes at most `maxBytes` of HTML (MAX_HTML_BYTES): the charset comes from a byte order mark, else the content
+ * type, else a `<meta charset>` / `http-equiv` declaration in the first 1024 bytes, else UTF-8.
  */
-export function decodeHtml (body: Buffer, contentType: string | undefined): string {
-  const bytes = body.length > MAX_HTML_BYTES ? body.subarray(0, MAX_HTML_BYTES) : body
+export function decodeHtml (body: Buffer, contentType: string | undefined, maxBytes: number): string {
+  const bytes = body.length > maxBytes ? body.subarray(0, maxBytes) : body
   const label = bomCharset(bytes) ?? charsetParameter(contentType) ?? metaCharset(bytes) ?? 'utf-8'
   let decoder: TextDecoder
   try {

@@ -4,6 +4,7 @@ import { imageSize } from 'image-size'
 import prettyBytes from 'pretty-bytes'
 import type { Logger } from 'pino'
 import type { Probe, ProbeResult } from '../net/types.ts'
+import { toHttpUrl } from '../util/url.ts'
 
 /** What a media URL is wanted for; `logo` is an image with the same checks. */
 export type MediaKind = 'image' | 'logo' | 'video' | 'audio'
@@ -254,14 +255,7 @@ export function resolveMediaUrl (value: string, baseUrl: string, kind: MediaKind
     const parsed = parseDataUri(trimmed)
     return parsed !== null && mimeFitsKind(parsed.mime, kind) ? trimmed : null
   }
-  let url: URL
-  try {
-    url = new URL(trimmed, baseUrl)
-  } catch {
-    return null
-  }
-  if ((url.protocol !== 'http:' && url.protocol !== 'https:') || url.hostname === '') return null
-  return url.href
+  return toHttpUrl(trimmed, baseUrl) ?? null
 }
 
 /** Why a probed candidate is not a usable media object of this kind, or null when it is. */

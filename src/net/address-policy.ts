@@ -2,6 +2,7 @@
 // always local, and which host:port pairs ALLOW_PRIVATE_HOSTS exempts. No I/O: guard.ts does the resolving.
 
 import ipaddr from 'ipaddr.js'
+import { effectivePort } from '../util/url.ts'
 
 export type AddressDecision = { allowed: true } | { allowed: false, reason: string }
 
@@ -157,8 +158,6 @@ export function isBlockedHostname (name: string): boolean {
   return host === 'localhost' || host.endsWith('.localhost')
 }
 
-const DEFAULT_PORTS: Readonly<Record<string, number>> = { 'http:': 80, 'https:': 443, 'ws:': 80, 'wss:': 443 }
-
 /** The WHATWG form of a host (`[::1]` for IPv6, dotted quad for IPv4, punycode, lower case), or null. */
 function canonicalHost (host: string): string | null {
   if (host === '' || /[/\\?#@\s]/.test(host)) return null
@@ -204,7 +203,7 @@ export function isExemptHost (host: string, port: number, allow: AllowList): boo
 
 /** Whether a URL's WHATWG hostname and effective port (80/443 when none is given) match an exempt entry. */
 export function isExempt (url: URL, allow: AllowList): boolean {
-  const port = url.port === '' ? DEFAULT_PORTS[url.protocol] : Number(url.port)
+  const port = effectivePort(url)
   if (port === undefined) return false
   return allow.has(`${url.hostname}:${port}`)
 }

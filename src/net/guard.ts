@@ -5,6 +5,7 @@ import { lookup } from 'node:dns/promises'
 import { isIP } from 'node:net'
 import { AppError } from '../errors.ts'
 import { decideAddress, isBlockedHostname, isExempt, isExemptHost, parseAllowList } from './address-policy.ts'
+import { effectivePort } from '../util/url.ts'
 
 export interface ResolvedAddress {
   address: string
@@ -50,11 +51,6 @@ function invalidUrl (detail: string, cause?: unknown): AppError {
 
 function forbidden (detail: string, cause: unknown): AppError {
   return new AppError('EFORBIDDENURL', { data: { url: detail }, cause })
-}
-
-function effectivePort (url: URL): number {
-  if (url.port !== '') return Number(url.port)
-  return url.protocol === 'https:' ? 443 : 80
 }
 
 /**
@@ -143,7 +139,8 @@ export function createAddressGuard (options: AddressGuardOptions): AddressGuard 
 
   async function assertUrlResolvesAllowed (url: URL): Promise<void> {
     assertUrlAllowed(url)
-    await resolveChecked(url.hostname, effectivePort(url))
+    // assertUrlAllowed lets only http(s) through, which always have a port.
+    await resolveChecked(url.hostname, effectivePort(url) ?? 80)
   }
 
   return {

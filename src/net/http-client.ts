@@ -15,6 +15,8 @@ import { pipeline } from 'node:stream'
 import type { Readable, Transform } from 'node:stream'
 import zlib from 'node:zlib'
 import { AppError, isAppError } from '../errors.ts'
+import { DEFAULT_MAX_REDIRECTS } from '../config.ts'
+import { defaultPort } from '../util/url.ts'
 import type { AddressGuard } from './guard.ts'
 import type { FetchPageOptions, FetchPageResult, HttpClient, ProbeOptions, ProbeResult, Redirect } from './types.ts'
 
@@ -26,12 +28,11 @@ export interface HttpClientOptions {
   guard: AddressGuard
   /** Sent when the caller's headers carry no user-agent. */
   userAgent: string
-  /** Redirects followed before EMAXREDIRECTS (MAX_REDIRECTS). Default 10. */
+  /** Redirects followed before EMAXREDIRECTS (MAX_REDIRECTS); DEFAULT_MAX_REDIRECTS when absent. */
   maxRedirects?: number
   log?: HttpClientLog
 }
 
-const DEFAULT_MAX_REDIRECTS = 10
 const REDIRECT_STATUSES: ReadonlySet<number> = new Set([301, 302, 303, 307, 308])
 /** Backstops only: the caller's signal is the real deadline. */
 const CONNECT_TIMEOUT_MS = 10_000
@@ -207,7 +208,7 @@ export function createHttpClient (options: HttpClientOptions): HttpClient {
   const pinnedConnect: buildConnector.connector = (connectOptions, callback) => {
     const port = connectOptions.port
       ? Number(connectOptions.port)
-      : (connectOptions.protocol === 'https:' ? 443 : 80)
+      : (defaultPort(connectOptions.protocol) ?? 80)
     const host = connectOptions.hostname
     guard.resolveChecked(host, port).then(
       (target) => {

@@ -6,7 +6,8 @@ import type { ExtractOptions } from '../schemas/options.ts'
 import type { FetchPageResult } from '../net/types.ts'
 import type { CacheEntry, FetchMode } from './cache.ts'
 import { AppError } from '../errors.ts'
-import { isBodyTooLarge, loadPage } from './fetch.ts'
+import { createDeadline, throwIfAborted, type Deadline } from '../util/abort.ts'
+import { fetchTarget, isBodyTooLarge } from './fetch.ts'
 import { isHtml, loadModeOf, looksClientRendered } from './prerender.ts'
 import { renderPage, type Rendered } from './render.ts'
 import { storeFiles } from './files.ts'
@@ -149,7 +150,7 @@ async function fetchWithin (ctx: AppContext, options: ExtractOptions, signal: Ab
   const t = performance.now()
   let page: FetchPageResult
   try {
-    page = await loadPage(ctx, options, signal)
+    page = await fetchTarget(ctx, options, signal)
   } catch (err) {
     ctx.metrics.fetchDuration((performance.now() - t) / 1000, 'error')
     throw err
@@ -160,14 +161,12 @@ async function fetchWithin (ctx: AppContext, options: ExtractOptions, signal: Ab
 }
 
 /** The GET of prerender=auto may use a third of the budget (API.md §3.6). */
-function thirdOfBudget (run: ComputeRun): { signal: AbortSignal, done: () => void } {
-  const controller = new AbortController()
-  const onAbort = (): void => { controller.abort(run.signal.reason) }
-  run.signal.addEventListener('abort', onAbort, { once: true })
-  const timer = setTimeout(() => {
-    controller.abort(new AppError('ETIMEOUT', { data: { url: 'The plain fetch used its share of the budget.' } }))
-  }, Math.max(1, (run.deadline - Date.now()) / 3))
-  return { signal: controller.signal, done: () => { clearTimeout(timer); run.signal.removeEventListener('abort', onAbort) } }
+function thirdOfBudget (run: ComputeRun): Deadline {
+  return createDeadline(
+    Math.max(1, (run.deadline - Date.now()) / 3),
+    () => new AppError('ETIMEOUT', { data: { url: 'The plain fetch used its share of the budget.' } }),
+    run.signal
+  )
 }
 
 async function load (ctx: AppContext, options: ExtractOptions, mode: 'fetch' | 'prerender' | 'auto', run: ComputeRun): Promise<Loaded> {
@@ -183,9 +182,9 @@ async function load (ctx: AppContext, options: ExtractOptions, mode: 'fetch' | '
   } catch (err) {
     fetchError = err
   } finally {
-    share.done()
+    share.dispose()
   }
-  if (run.signal.aborted) throw run.signal.reason
+  throwIfAborted(run.signal)
   // A blocked target or redirect, or an HTML body over MAX_HTML_BYTES, never gets a second chance in the browser.
   if (fetchError instanceof AppError && (fetchError.code === 'EFORBIDDENURL' || fetchError.code === 'EMAXREDIRECTS')) throw fetchError
   if (isBodyTooLarge(fetchError)) throw fetchError

@@ -19,7 +19,7 @@ export function isBodyTooLarge (err: unknown): boolean {
  * content keeps its head, which is all its metadata needs (type, size and dimensions come from the headers and the
  * first bytes).
  */
-export async function loadPage (ctx: AppContext, options: ExtractOptions, signal: AbortSignal): Promise<FetchPageResult> {
+export async function fetchTarget (ctx: AppContext, options: ExtractOptions, signal: AbortSignal): Promise<FetchPageResult> {
   const maxBytes = ctx.config.maxHtmlBytes
   const page = await ctx.http.fetchPage(options.url, {
     signal,

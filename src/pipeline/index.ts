@@ -6,7 +6,7 @@ import type { ExtractOptions } from '../schemas/options.ts'
 import { AppError } from '../errors.ts'
 import { judge, type CacheEntry, type CacheStatus } from './cache.ts'
 import { cacheKeyOf } from './normalize.ts'
-import { raceAbort } from '../util/abort.ts'
+import { abortable, createDeadline } from '../util/abort.ts'
 import { computeEntry } from './compute.ts'
 
 export interface Served {
@@ -16,7 +16,8 @@ export interface Served {
   timings: Record<string, number>
 }
 
-export interface RunOptions {
+/** How one request is served: its deadline and logger, and what its caller knows already. */
+export interface ServeOptions {
   /** The request's deadline. */
   signal: AbortSignal
   log: Logger
@@ -29,7 +30,7 @@ export interface RunOptions {
 /** ms a lock outlives the computation's own deadline, so a crashed holder's lock lapses soon after. */
 const LOCK_MARGIN_MS = 2000
 
-export async function serveExtract (ctx: AppContext, options: ExtractOptions, run: RunOptions): Promise<Served> {
+export async function serveExtract (ctx: AppContext, options: ExtractOptions, run: ServeOptions): Promise<Served> {
   const key = run.cacheKey ?? cacheKeyOf(options)
   const timings: Record<string, number> = {}
   const startedAt = Date.now()
@@ -77,9 +78,9 @@ async function computeAndStore (
   ctx: AppContext,
   key: string,
   options: ExtractOptions,
-  run: RunOptions & { status: 'MISS' | 'BYPASS', timings: Record<string, number> }
+  run: ServeOptions & { status: 'MISS' | 'BYPASS', timings: Record<string, number> }
 ): Promise<CacheEntry> {
-  const entry = await raceAbort(computeEntry(ctx, options, { ...run, cacheKey: key, deadline: run.deadline ?? Date.now() + options.timeout }), run.signal)
+  const entry = await abortable(computeEntry(ctx, options, { ...run, cacheKey: key, deadline: run.deadline ?? Date.now() + options.timeout }), run.signal)
   try {
     await ctx.cache.write(key, entry)
   } catch (err) {
@@ -90,17 +91,16 @@ async function computeAndStore (
 
 /** One background recomputation per key (the single flight dedupes), with its own deadline. */
 function refreshInBackground (ctx: AppContext, key: string, options: ExtractOptions, log: Logger): void {
-  const controller = new AbortController()
-  const timer = setTimeout(() => controller.abort(new AppError('ETIMEOUT')), options.timeout)
+  const deadline = createDeadline(options.timeout, () => new AppError('ETIMEOUT'))
   const task = ctx.flights.run(
     key,
     signal => computeAndStore(ctx, key, options, { signal, log, status: 'MISS', timings: {} }),
-    { signal: controller.signal, lockTtl: options.timeout + LOCK_MARGIN_MS, since: Date.now() }
+    { signal: deadline.signal, lockTtl: options.timeout + LOCK_MARGIN_MS, since: Date.now() }
   ).then(
     () => { log.debug('stale entry refreshed') },
     (err: unknown) => { log.warn({ err }, 'background refresh failed') }
   ).finally(() => {
-    clearTimeout(timer)
+    deadline.dispose()
     ctx.background.delete(task)
   })
   ctx.background.add(task)

@@ -61,7 +61,7 @@ export async function renderPage (ctx: AppContext, options: ExtractOptions, sign
         }
         let loaded
         try {
-          loaded = await loadPage(page, options, budget)
+          loaded = await loadPage(page, options, budget, { maxRedirects: ctx.config.maxRedirects })
         } catch (err) {
           assertNotRefused()
           throw err

@@ -8,8 +8,7 @@
 import type { Logger } from 'pino'
 import type { Store } from '../store/index.ts'
 import type { Cache, CacheEntry } from './cache.ts'
-import { AppError } from '../errors.ts'
-import { raceAbort, sleep } from '../util/abort.ts'
+import { abortReason, abortable, sleep, throwIfAborted } from '../util/abort.ts'
 
 export interface Flight {
   entry: CacheEntry
@@ -43,7 +42,7 @@ export function createSingleFlight (deps: { store: Store, cache: Cache, log: Log
   async function leadOrFollow (key: string, compute: (signal: AbortSignal) => Promise<CacheEntry>, signal: AbortSignal, options: { lockTtl: number, since: number }): Promise<Flight> {
     const lockKey = LOCK_PREFIX + key
     for (;;) {
-      if (signal.aborted) throw signal.reason
+      throwIfAborted(signal)
       let token: string | null
       try {
         token = await deps.store.acquireLock(lockKey, options.lockTtl)
@@ -79,10 +78,10 @@ export function createSingleFlight (deps: { store: Store, cache: Cache, log: Log
       if (left) return
       left = true
       running.waiting--
-      if (running.waiting === 0) running.controller.abort(signal.reason ?? new AppError('ETIMEOUT'))
+      if (running.waiting === 0) running.controller.abort(abortReason(signal))
     }
     try {
-      return await raceAbort(running.promise, signal)
+      return await abortable(running.promise, signal)
     } catch (err) {
       if (signal.aborted) leave()
       throw err

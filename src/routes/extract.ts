@@ -2,8 +2,9 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { Logger } from 'pino'
 import type { AppContext } from '../context.ts'
-import type { Plan } from '../app.ts'
+import type { Plan } from '../config.ts'
 import { AppError } from '../errors.ts'
+import { createDeadline } from '../util/abort.ts'
 import { consumeQuota } from '../http/quota.ts'
 import { quotaSubject } from '../http/client-ip.ts'
 import { sendServed, serverTiming, setCacheHeaders } from '../http/reply.ts'
@@ -71,23 +72,21 @@ export async function extractRoutes (app: FastifyInstance, { ctx, plan }: { ctx:
       return { options: parsed, cacheKey: cacheKeyOf(parsed) }
     })
 
-    const controller = new AbortController()
     const deadline = Date.now() + options.timeout
-    const timer = setTimeout(() => {
-      controller.abort(new AppError('ETIMEOUT', { data: { timeout: `The request did not finish within ${options.timeout} ms.` } }))
-    }, options.timeout)
+    const timer = createDeadline(options.timeout, () =>
+      new AppError('ETIMEOUT', { data: { timeout: `The request did not finish within ${options.timeout} ms.` } }))
     // A client that goes away stops waiting; its computation stops once nobody else waits on it.
     const onClose = (): void => {
-      if (!reply.raw.writableFinished) controller.abort(new AppError('ETIMEOUT', { data: { client: 'The client closed the connection.' } }))
+      if (!reply.raw.writableFinished) timer.abort(new AppError('ETIMEOUT', { data: { client: 'The client closed the connection.' } }))
     }
     reply.raw.once('close', onClose)
     try {
-      const served = await serveExtract(ctx, options, { signal: controller.signal, log: request.log as Logger, cacheKey, deadline })
+      const served = await serveExtract(ctx, options, { signal: timer.signal, log: request.log as Logger, cacheKey, deadline })
       setCacheHeaders(reply, served, Date.now())
       reply.header('server-timing', serverTiming(served.timings, performance.now() - request.startedAt))
-      return await sendServed(ctx, reply, served, options, controller.signal)
+      return await sendServed(ctx, reply, served, options, timer.signal)
     } finally {
-      clearTimeout(timer)
+      timer.dispose()
       reply.raw.removeListener('close', onClose)
     }
   }

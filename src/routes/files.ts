@@ -3,12 +3,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { AppError } from '../errors.ts'
 import { isValidFileKey, type Storage } from '../storage/index.ts'
-
-/** The embed security headers (API.md §5), also sent with every stored file. */
-export const FILE_SECURITY_HEADERS = {
-  'content-security-policy': 'sandbox; script-src \'none\'',
-  'x-content-type-options': 'nosniff'
-} as const
+import { SANDBOX_HEADERS } from '../http/security-headers.ts'
 
 function notFound (): AppError {
   return new AppError('ENOTFOUND', { data: { file: 'No such file. File URLs come from `screenshot.url` and `pdf.url`.' } })
@@ -23,7 +18,7 @@ export async function filesRoutes (app: FastifyInstance, { ctx }: { ctx: { stora
     if (file === undefined) throw notFound()
 
     reply
-      .headers(FILE_SECURITY_HEADERS)
+      .headers(SANDBOX_HEADERS)
       .header('content-type', file.contentType)
       .header('content-length', file.size)
       .header('cache-control', `public, max-age=${file.maxAgeSeconds ?? 0}`)

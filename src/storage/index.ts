@@ -1,9 +1,9 @@
 // Storage of generated files (screenshots, PDFs), behind one small interface (API.md §8).
 // Two backends pass the same contract suite: S3 (S3_BUCKET set) and local disk (the embedded default).
-import { createHash } from 'node:crypto'
 import type { Logger } from 'pino'
 import type { Config } from '../config.ts'
 import { AppError } from '../errors.ts'
+import { sha256 } from '../util/hash.ts'
 import { createDiskStorage } from './disk.ts'
 import { createS3Storage } from './s3.ts'
 
@@ -54,7 +54,7 @@ export function isValidFileKey (key: unknown): key is string {
  * `<hash>/<filename>` when the file is named (the query parser has already added the extension).
  */
 export function fileKeyOf (cacheKey: string, kind: FileKind, ext: FileExt, filename?: string): string {
-  const hash = createHash('sha256').update(`${cacheKey}:${kind}`).digest('hex')
+  const hash = sha256(`${cacheKey}:${kind}`)
   const key = filename === undefined ? `${hash}.${ext}` : `${hash}/${filename}`
   if (!isValidFileKey(key)) throw new RangeError(`invalid file name for storage: ${JSON.stringify(filename)}`)
   return key

@@ -219,6 +219,15 @@ describe('redirects', () => {
     expect(res.statusCode).toBe(400)
     expect(res.json()).toMatchObject({ code: 'EMAXREDIRECTS', data: { url: expect.stringMatching(/more than 3 times/) } })
   })
+
+  it('follows MAX_REDIRECTS in the browser too', async () => {
+    const browser = { prerender: true, waitUntil: 'load', meta: false }
+    expect((await get(plain, { url: `${fx.origin}/chain?n=4`, ...browser })).res.statusCode).toBe(200)
+    expect((await get(low, { url: `${fx.origin}/chain?n=3`, ...browser })).res.statusCode).toBe(200)
+    const { res } = await get(low, { url: `${fx.origin}/chain?n=4`, ...browser })
+    expect(res.statusCode).toBe(400)
+    expect(res.json()).toMatchObject({ code: 'EMAXREDIRECTS', data: { url: expect.stringMatching(/more than 3 times/) } })
+  })
 })
 
 describe('the browser', () => {

@@ -138,6 +138,19 @@ describe('navigation', () => {
     })
   })
 
+  it('gives EMAXREDIRECTS past the maxRedirects it is given (MAX_REDIRECTS), sooner than the default', async () => {
+    await withPage(async (page) => {
+      // loop8 -> loop12: four redirects, within the default 10.
+      const loaded = await loadPage(page, optionsFor('/loop8'), budget())
+      expect(loaded.redirects).toHaveLength(4)
+      const err = await errorOf(loadPage(page, optionsFor('/loop8'), budget(), { maxRedirects: 3 }))
+      expect(err.code).toBe('EMAXREDIRECTS')
+      expect(err.data.url).toBe(`The URL \`${server.origin}/loop8\` redirected more than 3 times.`)
+      const exact = await loadPage(page, optionsFor('/loop8'), budget(), { maxRedirects: 4 })
+      expect(exact.statusCode).toBe(200)
+    })
+  })
+
   it('runs the afterNavigation hook on the loaded page', async () => {
     await withPage(async (page) => {
       const seen: string[] = []

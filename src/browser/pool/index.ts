@@ -20,7 +20,7 @@ import { Leases } from './leases.ts'
 import { Limiter } from './limiter.ts'
 import { JobRunner } from './runner.ts'
 import { Supervisor } from './supervisor.ts'
-import { abortErrorOf } from './time.ts'
+import { abortError } from '../../util/abort.ts'
 import type { BrowserJob, BrowserPool, BrowserPoolDeps, BrowserPoolOptions, PoolCounters, RunOptions } from './types.ts'
 
 export type {
@@ -53,7 +53,7 @@ export async function createBrowserPool (options: BrowserPoolOptions, deps: Brow
     ...(options.egress?.listenHost === undefined ? {} : { listenHost: options.egress.listenHost }),
     ...(options.egress?.advertisedHost === undefined ? {} : { advertisedHost: options.egress.advertisedHost })
   }
-  const limiter = new Limiter({ concurrency: options.concurrency, queueLimit: options.queueLimit, abortError: abortErrorOf })
+  const limiter = new Limiter({ concurrency: options.concurrency, queueLimit: options.queueLimit, abortError })
   const maxIdleContexts = Math.max(0, Math.floor(options.maxIdleContexts ?? limiter.concurrency + 2))
   // The browser-level proxy: catches anything not created in one of our contexts. Its refusals belong to no job.
   const defaultProxy = await createEgressProxy(proxyOptions)
@@ -107,7 +107,7 @@ export async function createBrowserPool (options: BrowserPoolOptions, deps: Brow
   function run<T> (job: BrowserJob<T>, runOptions: RunOptions): Promise<T> {
     const { signal } = runOptions
     if (supervisor.closing) return Promise.reject(busyError('The browser is shutting down.'))
-    if (signal.aborted) return Promise.reject(abortErrorOf(signal))
+    if (signal.aborted) return Promise.reject(abortError(signal))
     const profile = profileOf(runOptions.emulation)
     return new Promise<T>((resolve, reject) => {
       const start = (): void => {

@@ -7,7 +7,7 @@
 import type { EgressRefusal } from '../egress-proxy.ts'
 import { egressKey } from '../egress-proxy.ts'
 import { refusalError, toBrowserError } from '../errors.ts'
-import { abortErrorOf } from './time.ts'
+import { abortError } from '../../util/abort.ts'
 
 export interface JobRecord {
   refusals: EgressRefusal[]
@@ -70,6 +70,6 @@ export function resultOf<T> (job: JobRecord, outcome: Outcome<T>): T {
   const refused = refusedNavigation(job)
   if (refused !== undefined) throw refusalError(refused)
   if (outcome.ok) return outcome.value
-  if (job.controller.signal.aborted) throw abortErrorOf(job.controller.signal)
+  if (job.controller.signal.aborted) throw abortError(job.controller.signal)
   throw toBrowserError(outcome.error, 'job')
 }

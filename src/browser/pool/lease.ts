@@ -21,7 +21,7 @@ import type { LeaseState } from './lease-state.ts'
 import { guardContext, guardPage, interceptAllRequests, interceptRequests, interceptSchemesOnly } from './page-guards.ts'
 import type { GuardedLease } from './page-guards.ts'
 import type { Generation } from './supervisor.ts'
-import { within } from './time.ts'
+import { within } from '../../util/abort.ts'
 import type { PoolCounters } from './types.ts'
 
 /** Playwright's own defaults, restored after a job that changed them. */
@@ -209,13 +209,13 @@ export class Lease implements GuardedLease {
   /** Closes the context and then the proxy, in the background: nobody waits for it. */
   close (): void {
     if (!this.#markClosed()) return
-    void within(this.context.close().catch(noop), this.#deps.closeTimeoutMs, undefined).finally(() => this.proxy.close())
+    void within(this.context.close().catch(noop), this.#deps.closeTimeoutMs).finally(() => this.proxy.close())
   }
 
   /** Closes the context and then the proxy, for a caller that must not go on before the proxy is down. */
   async closeNow (): Promise<void> {
     if (!this.#markClosed()) return
-    await within(this.context.close().catch(noop), this.#deps.closeTimeoutMs, undefined)
+    await within(this.context.close().catch(noop), this.#deps.closeTimeoutMs)
     await this.proxy.close()
   }
 

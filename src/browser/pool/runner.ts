@@ -14,7 +14,7 @@ import type { ReusePolicy } from './lease-state.ts'
 import type { Leases } from './leases.ts'
 import type { Limiter } from './limiter.ts'
 import type { Generation, Supervisor } from './supervisor.ts'
-import { abortErrorOf, within } from './time.ts'
+import { abortError, isTimedOut, within } from '../../util/abort.ts'
 import type { BrowserJob, BrowserPoolLog, JobInfo, PoolCounters, RunOptions } from './types.ts'
 
 export interface RunnerPolicy extends ReusePolicy {
@@ -59,7 +59,7 @@ export class JobRunner {
     let jobPromise: Promise<T> | undefined
     let lease: Lease | undefined
     try {
-      if (signal.aborted) throw abortErrorOf(signal)
+      if (signal.aborted) throw abortError(signal)
       // A reset context of this profile on this browser, else a new one.
       lease = leases.takeIdle(profile.key, gen)
       if (lease === undefined) {
@@ -90,7 +90,7 @@ export class JobRunner {
       const used = lease
       const done = (async () => {
         if (settled !== undefined) {
-          const finished = await within(settled.then(() => true, () => true), policy.resetTimeoutMs, false)
+          const finished = !isTimedOut(await within(settled, policy.resetTimeoutMs))
           // A job that ignores its signal may still hold the page: its context must not serve anyone else.
           if (!finished && used !== undefined) used.taint.context = true
         }
@@ -116,10 +116,10 @@ export class JobRunner {
       await applyPageEmulation(page, run.emulation)
       if (Object.keys(record.scopedHeaders).length > 0) await lease.interceptAll()
     } catch (err) {
-      if (signal.aborted) throw abortErrorOf(signal)
+      if (signal.aborted) throw abortError(signal)
       throw toBrowserError(err, 'context')
     }
-    if (signal.aborted) throw abortErrorOf(signal)
+    if (signal.aborted) throw abortError(signal)
   }
 
   async #release (lease: Lease | undefined, gen: Generation): Promise<void> {
@@ -135,7 +135,7 @@ export class JobRunner {
         const ok = keep && await within(lease.reset().then(() => true, (err: unknown) => {
           log?.debug({ err }, 'page reset failed; closing the context')
           return false
-        }), policy.resetTimeoutMs * 2, false)
+        }), policy.resetTimeoutMs * 2) === true
         leases.letGo(lease)
         // The generation may have died or retired while the reset ran.
         if (parkAfterReset(ok, supervisor.closing, lease.gen.state === 'up')) {

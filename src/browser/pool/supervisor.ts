@@ -6,7 +6,7 @@ import { chromium } from 'playwright-core'
 import type { Browser } from 'playwright-core'
 import { chromiumArgs, findPidByMarker, killProcessGroup, processGroupMembers, processStartTime } from '../chromium.ts'
 import { toBrowserError } from '../errors.ts'
-import { sleep, within } from './time.ts'
+import { isTimedOut, sleep, within } from '../../util/abort.ts'
 import type { BrowserPoolLog, PoolCounters } from './types.ts'
 
 const RELAUNCH_BACKOFF_MS = [0, 250, 1000, 2000, 5000]
@@ -150,7 +150,8 @@ export class Supervisor {
   async closeGeneration (gen: Generation): Promise<void> {
     if (gen.closed !== undefined) return await gen.closed
     gen.closed = (async () => {
-      const closed = await within(gen.browser.close().then(() => true, () => false), this.#options.closeTimeoutMs, false)
+      const closing = await within(gen.browser.close().then(() => true, () => false), this.#options.closeTimeoutMs)
+      const closed = !isTimedOut(closing) && closing
       if (!closed) this.#log?.warn({ generation: gen.id, pid: gen.pid }, 'browser close timed out; killing it')
       if (gen.pid !== undefined) {
         // Children exit shortly after the browser; whatever has not is killed.

@@ -1,6 +1,7 @@
 // Wrappers that hold every rule of a field to §9's value rules, so a value that fails is passed over and the
 // next rule is tried (metascraper moves on when a rule gives undefined).
 import { resolveMediaUrl } from '../media.ts'
+import { toHttpUrl } from '../../util/url.ts'
 import type { ImageLikeKind, Rule } from './types.ts'
 
 /**
@@ -37,15 +38,4 @@ export function guardTextRules (rules: readonly Rule[]): Rule[] {
     const text = value.replace(/\s+/g, ' ').trim()
     return text === '' ? undefined : text
   })
-}
-
-/** An absolute http(s) URL resolved against a base, or undefined. */
-export function toHttpUrl (value: string, baseUrl: string): string | undefined {
-  try {
-    const url = new URL(value.trim(), baseUrl)
-    if ((url.protocol !== 'http:' && url.protocol !== 'https:') || url.hostname === '') return undefined
-    return url.href
-  } catch {
-    return undefined
-  }
 }

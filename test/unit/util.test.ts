@@ -1,0 +1,71 @@
+// The small helpers of src/util, each the one copy of its concept.
+import { createHash } from 'node:crypto'
+import { describe, expect, it } from 'vitest'
+import { defaultPort, effectivePort, isHttpUrl, toHttpUrl } from '../../src/util/url.ts'
+import { escapeHtml } from '../../src/util/html.ts'
+import { sha256 } from '../../src/util/hash.ts'
+import { deepFreeze } from '../../src/util/freeze.ts'
+
+describe('url', () => {
+  it('toHttpUrl: an http(s) URL with a host, resolved against a base, as its href', () => {
+    expect(toHttpUrl(' https://Example.test/a b ')).toBe('https://example.test/a%20b')
+    expect(toHttpUrl('/img.png', 'http://example.test/page/')).toBe('http://example.test/img.png')
+    expect(toHttpUrl('javascript:alert(1)', 'http://example.test/')).toBeUndefined()
+    expect(toHttpUrl('data:image/png;base64,AAAA')).toBeUndefined()
+    expect(toHttpUrl('ftp://example.test/')).toBeUndefined()
+    expect(toHttpUrl('not a url')).toBeUndefined()
+  })
+
+  it('isHttpUrl: written out as an http(s) URL, not inline source', () => {
+    expect(isHttpUrl('https://cdn.test/lib.js')).toBe(true)
+    expect(isHttpUrl('  HTTP://cdn.test/style.css ')).toBe(true)
+    expect(isHttpUrl('http:cdn.test')).toBe(false)
+    expect(isHttpUrl('document.body.dataset.x = "https://cdn.test"')).toBe(false)
+    expect(isHttpUrl('body { color: red }')).toBe(false)
+    expect(isHttpUrl('#ff0000')).toBe(false)
+  })
+
+  it('defaultPort and effectivePort', () => {
+    expect([defaultPort('http:'), defaultPort('https:'), defaultPort('ws:'), defaultPort('wss:'), defaultPort('ftp:')])
+      .toEqual([80, 443, 80, 443, undefined])
+    expect(effectivePort(new URL('https://example.test/'))).toBe(443)
+    expect(effectivePort(new URL('http://example.test:8080/'))).toBe(8080)
+    expect(effectivePort(new URL('ftp://example.test/'))).toBeUndefined()
+  })
+})
+
+describe('escapeHtml', () => {
+  it('escapes the five characters that can end text or a quoted attribute', () => {
+    expect(escapeHtml(`<a href="x" title='y'>&</a>`)).toBe('&lt;a href=&quot;x&quot; title=&#39;y&#39;&gt;&amp;&lt;/a&gt;')
+    expect(escapeHtml('plain text')).toBe('plain text')
+  })
+})
+
+describe('sha256', () => {
+  it('is the hex digest of the UTF-8 bytes', () => {
+    expect(sha256('héllo')).toBe(createHash('sha256').update(Buffer.from('héllo', 'utf8')).digest('hex'))
+    expect(sha256('')).toBe('e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855')
+  })
+})
+
+describe('deepFreeze', () => {
+  it('freezes members, items and Map values, through cycles', () => {
+    const inner = { n: 1 }
+    const value: Record<string, unknown> = { list: [inner], map: new Map([['k', { m: 2 }]]) }
+    value.self = value
+    expect(deepFreeze(value)).toBe(value)
+    expect(Object.isFrozen(value)).toBe(true)
+    expect(Object.isFrozen(value.list)).toBe(true)
+    expect(Object.isFrozen(inner)).toBe(true)
+    expect(Object.isFrozen((value.map as Map<string, object>).get('k'))).toBe(true)
+  })
+
+  it('leaves primitives alone and does not walk into what is frozen already', () => {
+    expect(deepFreeze(3)).toBe(3)
+    expect(deepFreeze(null)).toBe(null)
+    const open = { x: 1 }
+    const sealed = Object.freeze({ open })
+    deepFreeze({ sealed })
+    expect(Object.isFrozen(open)).toBe(false)
+  })
+})
