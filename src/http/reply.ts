@@ -3,10 +3,12 @@ import type { FastifyReply } from 'fastify'
 import prettyMs from 'pretty-ms'
 import type { AppContext } from '../context.ts'
 import type { Served } from '../pipeline/index.ts'
+import type { Envelope } from '../pipeline/compute.ts'
 import type { ExtractOptions } from '../schemas/options.ts'
 import { secondsLeft } from '../pipeline/cache.ts'
 import { AppError } from '../errors.ts'
 import { SANDBOX_HEADERS } from './security-headers.ts'
+import type { StoredFile } from '../storage/index.ts'
 
 /** Assets fetched for an embed are capped at 50 MiB (API.md §5). */
 const MAX_EMBED_BYTES = 50 * 1024 * 1024
@@ -67,6 +69,11 @@ export function applyFilter (data: Record<string, unknown>, paths: readonly stri
   return out
 }
 
+/** The envelope: the computation's own object when it ran in this process, else parsed from the entry. */
+function envelopeOf (served: Served): Envelope {
+  return served.fresh?.envelope ?? JSON.parse(served.entry.body) as Envelope
+}
+
 function isMediaObject (value: unknown): value is { url: string, type: unknown } {
   return value !== null && typeof value === 'object' && typeof (value as { url?: unknown }).url === 'string' && 'type' in value
 }
@@ -82,27 +89,30 @@ export async function sendServed (
   if (options.embed !== undefined) return await sendEmbed(ctx, reply, served, options.embed, signal)
   reply.type('application/json; charset=utf-8')
   if (options.filter !== undefined) {
-    const envelope = JSON.parse(served.entry.body) as { data: Record<string, unknown> }
-    envelope.data = applyFilter(envelope.data, options.filter)
-    return reply.send(JSON.stringify(envelope))
+    const envelope = envelopeOf(served)
+    return reply.send(JSON.stringify({ ...envelope, data: applyFilter(envelope.data, options.filter) }))
   }
   return reply.send(served.entry.body)
 }
 
 async function sendEmbed (ctx: AppContext, reply: FastifyReply, served: Served, path: string, signal: AbortSignal): Promise<FastifyReply> {
-  const envelope = JSON.parse(served.entry.body) as { data: Record<string, unknown> }
-  const value = getPath(envelope.data, path)
+  const { data } = envelopeOf(served)
+  const value = getPath(data, path)
   // Every embed answer, whatever its content.
   reply.headers(SANDBOX_HEADERS)
   if (value === undefined || value === null) {
     throw new AppError('ENOTFOUND', { data: { embed: `The \`${path}\` field has no value.` } })
   }
   const segments = path.split('.')
-  const parent = segments.length > 1 ? getPath(envelope.data, segments.slice(0, -1).join('.')) : undefined
+  const parentPath = segments.slice(0, -1).join('.')
+  const parent = segments.length > 1 ? getPath(data, parentPath) : undefined
   if (segments.at(-1) === 'url' && isMediaObject(parent) && typeof value === 'string') {
-    const fileKind = segments.length === 2 ? segments[0] : undefined
-    const fileKey = fileKind === 'screenshot' || fileKind === 'pdf' ? served.entry.meta.files[fileKind] : undefined
-    if (fileKey !== undefined) return await sendStoredFile(ctx, reply, fileKey, path)
+    // Generated files are the ones the computation recorded; any other media URL is a page asset.
+    const fileKey = Object.hasOwn(served.entry.meta.files, parentPath) ? served.entry.meta.files[parentPath] : undefined
+    if (fileKey !== undefined) {
+      const inHand = served.fresh?.files[parentPath]
+      return await sendStoredFile(ctx, reply, inHand ?? fileKey, path)
+    }
     return await sendAsset(ctx, reply, value, path, signal)
   }
   if (typeof value === 'object') {
@@ -111,9 +121,9 @@ async function sendEmbed (ctx: AppContext, reply: FastifyReply, served: Served, 
   return reply.type('text/plain; charset=utf-8').send(String(value))
 }
 
-/** Answers with a generated file's bytes, read from storage (never a redirect). */
-async function sendStoredFile (ctx: AppContext, reply: FastifyReply, key: string, path: string): Promise<FastifyReply> {
-  const file = await ctx.storage.get(key)
+/** Answers with a generated file's bytes: those in hand, or read from storage by key (never a redirect). */
+async function sendStoredFile (ctx: AppContext, reply: FastifyReply, source: StoredFile | string, path: string): Promise<FastifyReply> {
+  const file = typeof source === 'string' ? await ctx.storage.get(source) : source
   if (file === undefined) throw new AppError('ENOTFOUND', { data: { embed: `The \`${path}\` file is no longer in storage; request it again with force.` } })
   reply.type(file.contentType).header('content-length', file.size)
   if (file.contentDisposition !== undefined) reply.header('content-disposition', file.contentDisposition)

@@ -13,8 +13,11 @@ export interface EntryMeta {
   fetchMode: FetchMode
   /** ms spent loading the page (x-fetch-time). */
   fetchTime: number
-  /** Storage keys of the generated files, by kind. */
-  files: Partial<Record<'screenshot' | 'pdf', string>>
+  /**
+   * Storage keys of the generated files, keyed by the dot path of their media object in `data` (`screenshot`,
+   * `pdf`): the reply learns from this record, not from the shape of an embed path, which fields are files.
+   */
+  files: Record<string, string>
   /** How the computation that made it was reported: MISS, or BYPASS when forced. */
   status: 'MISS' | 'BYPASS'
 }

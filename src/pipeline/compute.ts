@@ -11,6 +11,7 @@ import { fetchTarget, isBodyTooLarge } from './fetch.ts'
 import { isHtml, loadModeOf, looksClientRendered } from './prerender.ts'
 import { renderPage, type Rendered } from './render.ts'
 import { storeFiles } from './files.ts'
+import type { StoredFile } from '../storage/index.ts'
 
 /** Results whose target answered 5xx are cached for one minute at most (API.md §7). */
 const SERVER_ERROR_TTL_MS = 60_000
@@ -21,6 +22,21 @@ export interface Envelope {
   statusCode: number | null
   headers: Record<string, string>
   redirects: Array<{ statusCode: number, url: string }>
+}
+
+/**
+ * What a computation still holds in memory once its entry is serialized: the envelope and the bytes of the
+ * files it stored (by their path in `data`). The request that computed it, and those that joined it in this
+ * process, answer from these: no parse of the envelope just serialized, no download of a file just uploaded.
+ */
+export interface Fresh {
+  envelope: Envelope
+  files: Record<string, StoredFile>
+}
+
+export interface Computed {
+  entry: CacheEntry
+  fresh: Fresh
 }
 
 export interface ComputeRun {
@@ -45,12 +61,13 @@ interface Loaded {
   rendered?: Rendered
 }
 
-export async function computeEntry (ctx: AppContext, options: ExtractOptions, run: ComputeRun): Promise<CacheEntry> {
+export async function computeEntry (ctx: AppContext, options: ExtractOptions, run: ComputeRun): Promise<Computed> {
   const mode = loadModeOf(options)
   let envelope: Envelope
   let fetchMode: FetchMode
   let fetchTime = 0
   let files: CacheEntry['meta']['files'] = {}
+  let fileBytes: Fresh['files'] = {}
 
   if (options.meta === false && mode !== 'prerender') {
     // Nothing needs the page: no fetch at all, but the target is still resolved and checked.
@@ -87,6 +104,7 @@ export async function computeEntry (ctx: AppContext, options: ExtractOptions, ru
       run.timings.store = performance.now() - ts
       fileData = stored.data
       files = stored.keys
+      fileBytes = stored.bytes
     }
     envelope = {
       status: 'success',
@@ -100,7 +118,7 @@ export async function computeEntry (ctx: AppContext, options: ExtractOptions, ru
   }
 
   ctx.metrics.fetchMode(fetchMode)
-  return {
+  const entry: CacheEntry = {
     meta: {
       createdAt: Date.now(),
       ttl: ttlFor(options, envelope.statusCode),
@@ -111,6 +129,7 @@ export async function computeEntry (ctx: AppContext, options: ExtractOptions, ru
     },
     body: JSON.stringify(envelope)
   }
+  return { entry, fresh: { envelope, files: fileBytes } }
 }
 
 function ttlFor (options: ExtractOptions, statusCode: number | null): number {

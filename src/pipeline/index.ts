@@ -7,10 +7,12 @@ import { AppError } from '../errors.ts'
 import { judge, type CacheEntry, type CacheStatus } from './cache.ts'
 import { cacheKeyOf } from './normalize.ts'
 import { abortable, createDeadline } from '../util/abort.ts'
-import { computeEntry } from './compute.ts'
+import { computeEntry, type Computed, type Fresh } from './compute.ts'
 
 export interface Served {
   entry: CacheEntry
+  /** The in-memory result when this process computed it now (MISS, BYPASS, or joined here). */
+  fresh?: Fresh
   status: CacheStatus
   /** Phase durations in ms, for server-timing. */
   timings: Record<string, number>
@@ -61,7 +63,7 @@ export async function serveExtract (ctx: AppContext, options: ExtractOptions, ru
   )
   const served = flight.computedHere ? status : flight.entry.meta.status
   ctx.metrics.cache(served)
-  return { entry: flight.entry, status: served, timings }
+  return { entry: flight.entry, ...(flight.fresh === undefined ? {} : { fresh: flight.fresh }), status: served, timings }
 }
 
 async function readCacheSafely (ctx: AppContext, key: string, log: Logger): Promise<CacheEntry | undefined> {
@@ -79,14 +81,14 @@ async function computeAndStore (
   key: string,
   options: ExtractOptions,
   run: ServeOptions & { status: 'MISS' | 'BYPASS', timings: Record<string, number> }
-): Promise<CacheEntry> {
-  const entry = await abortable(computeEntry(ctx, options, { ...run, cacheKey: key, deadline: run.deadline ?? Date.now() + options.timeout }), run.signal)
+): Promise<Computed> {
+  const computed = await abortable(computeEntry(ctx, options, { ...run, cacheKey: key, deadline: run.deadline ?? Date.now() + options.timeout }), run.signal)
   try {
-    await ctx.cache.write(key, entry)
+    await ctx.cache.write(key, computed.entry)
   } catch (err) {
     run.log.warn({ err }, 'cache write failed')
   }
-  return entry
+  return computed
 }
 
 /** One background recomputation per key (the single flight dedupes), with its own deadline. */

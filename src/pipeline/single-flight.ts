@@ -8,10 +8,13 @@
 import type { Logger } from 'pino'
 import type { Store } from '../store/index.ts'
 import type { Cache, CacheEntry } from './cache.ts'
+import type { Computed, Fresh } from './compute.ts'
 import { abortReason, abortable, sleep, throwIfAborted } from '../util/abort.ts'
 
 export interface Flight {
   entry: CacheEntry
+  /** The computation's in-memory result, when it ran in this process (absent when another instance led). */
+  fresh?: Fresh
   /** True when this caller led it (in this process, through the promise map or the lock). */
   computedHere: boolean
 }
@@ -21,7 +24,7 @@ export interface SingleFlight {
    * Runs compute() once per key across callers and instances. `since` is the epoch ms after which a
    * cache entry counts as the fruit of the flight we joined (older ones are what we are replacing).
    */
-  run (key: string, compute: (signal: AbortSignal) => Promise<CacheEntry>, options: { signal: AbortSignal, lockTtl: number, since: number }): Promise<Flight>
+  run (key: string, compute: (signal: AbortSignal) => Promise<Computed>, options: { signal: AbortSignal, lockTtl: number, since: number }): Promise<Flight>
   /** Flights under way in this process (for tests and metrics). */
   size (): number
 }
@@ -39,7 +42,7 @@ export function createSingleFlight (deps: { store: Store, cache: Cache, log: Log
   const inFlight = new Map<string, Running>()
   const pollMs = deps.pollMs ?? 50
 
-  async function leadOrFollow (key: string, compute: (signal: AbortSignal) => Promise<CacheEntry>, signal: AbortSignal, options: { lockTtl: number, since: number }): Promise<Flight> {
+  async function leadOrFollow (key: string, compute: (signal: AbortSignal) => Promise<Computed>, signal: AbortSignal, options: { lockTtl: number, since: number }): Promise<Flight> {
     const lockKey = LOCK_PREFIX + key
     for (;;) {
       throwIfAborted(signal)
@@ -50,11 +53,11 @@ export function createSingleFlight (deps: { store: Store, cache: Cache, log: Log
         // The store is away: compute here without the cross-instance lock (the in-process map still
         // dedupes) rather than fail the request; locks work again once the store is back.
         deps.log.warn({ err }, 'lock store unavailable; computing without the shared lock')
-        return { entry: await compute(signal), computedHere: true }
+        return { ...await compute(signal), computedHere: true }
       }
       if (token !== null) {
         try {
-          return { entry: await compute(signal), computedHere: true }
+          return { ...await compute(signal), computedHere: true }
         } finally {
           await deps.store.releaseLock(lockKey, token).catch((err: unknown) => deps.log.warn({ err }, 'lock release failed'))
         }
@@ -95,7 +98,7 @@ export function createSingleFlight (deps: { store: Store, cache: Cache, log: Log
       const running = inFlight.get(key)
       if (running !== undefined) {
         const flight = await join(running, options.signal)
-        return { entry: flight.entry, computedHere: false }
+        return { ...flight, computedHere: false }
       }
       const controller = new AbortController()
       const created: Running = {

@@ -124,6 +124,26 @@ describe('embed of files', () => {
     expect((await PDFDocument.load(pdf.rawPayload)).getPageCount()).toBe(1)
   })
 
+  it('sends the bytes it holds on a MISS and reads storage only on a HIT', async () => {
+    const reads: string[] = []
+    const get0 = disk.ctx.storage.get.bind(disk.ctx.storage)
+    disk.ctx.storage.get = async (key) => { reads.push(key); return await get0(key) }
+    try {
+      const query = { url: `${fx.origin}/red/?in-hand`, screenshot: true, meta: false, waitUntil: 'load', embed: 'screenshot.url' }
+      const miss = await get(disk, query)
+      expect(miss.headers['x-cache-status']).toBe('MISS')
+      expect(reads).toEqual([])
+      const hit = await get(disk, query)
+      expect(hit.headers['x-cache-status']).toBe('HIT')
+      expect(reads).toHaveLength(1)
+      expect(Buffer.compare(hit.rawPayload, miss.rawPayload)).toBe(0)
+      expect(hit.headers['content-type']).toBe(miss.headers['content-type'])
+      expect(hit.headers['content-length']).toBe(miss.headers['content-length'])
+    } finally {
+      disk.ctx.storage.get = get0
+    }
+  })
+
   it('shows the screenshot in an <img> of a real page', async () => {
     const browser: Browser = await launchTestBrowser()
     try {
