@@ -90,7 +90,7 @@ export class JobRunner {
       const used = lease
       const done = (async () => {
         if (settled !== undefined) {
-          const finished = !isTimedOut(await within(settled, policy.resetTimeoutMs))
+          const finished = !isTimedOut(await within(settled.then(() => true, () => true), policy.resetTimeoutMs))
           // A job that ignores its signal may still hold the page: its context must not serve anyone else.
           if (!finished && used !== undefined) used.taint.context = true
         }
