@@ -4,14 +4,14 @@
 // option groups (option-groups.ts), /openapi.json and /docs (src/docs/) and docs/reference/parameters.md.
 // A pure data table: the readers live in read-*.ts, the sub-keys' shapes and docs in shapes.ts.
 import { DEFAULT_DEVICE } from '../browser/devices.ts'
-import { COLOR_SCHEMES, DEFAULT_RETRY, MAX_TTL, MIN_TTL } from './options.ts'
+import { COLOR_SCHEMES, DEFAULT_RETRY, MAX_TTL, MIN_TTL, WAIT_UNTIL } from './options.ts'
 import type { ShapeSpec } from './grammar.ts'
 import { doc } from './param-doc.ts'
 import type { ParamTable } from './param-types.ts'
 import { readBoolean, readEnum, readInteger, readOptionalString, readStrings } from './readers.ts'
 import {
   BOOLEAN, DATA_SHAPE, DURATION, HEADERS_SHAPE, IFRAME_SHAPE, INSIGHTS_SHAPE, META_SHAPE, PDF_LEGACY, PDF_SHAPE, PING_SHAPE,
-  PROXY_SHAPE, SCREENSHOT_LEGACY, SCREENSHOT_SHAPE, STRING, STRING_OR_LIST, SWITCH, VIEWPORT_SHAPE, list
+  PROXY_SHAPE, SCREENSHOT_LEGACY, SCREENSHOT_SHAPE, STRING, STRING_OR_LIST, SWITCH, VIEWPORT_SHAPE, LIST
 } from './shapes.ts'
 import { readData } from './read-rules.ts'
 import { readArgs, readFunction } from './read-function.ts'
@@ -201,11 +201,11 @@ export const PARAMETERS = {
   },
   waitUntil: {
     group: 'steps',
-    shape: list('Events to wait for: `load`, `domcontentloaded`, `networkidle0`, `networkidle2` or `auto`; a list waits for all.'),
+    shape: LIST,
     read: readWaitUntil,
     cacheKey: 'keep',
     browser: { when: (o) => !(o.waitUntil.length === 1 && o.waitUntil[0] === 'auto'), note: 'any value but `auto`' },
-    doc: doc('Events to wait for: `load`, `domcontentloaded`, `networkidle0`, `networkidle2`, or `auto` (`load`, then network idle). A list waits for all.', { type: ['string', 'array'], items: { type: 'string', enum: ['auto', 'load', 'domcontentloaded', 'networkidle0', 'networkidle2'] }, default: 'auto' })
+    doc: doc('Events to wait for: `load`, `domcontentloaded`, `networkidle0`, `networkidle2`, or `auto` (`load`, then network idle). A list waits for all.', { type: ['string', 'array'], items: { type: 'string', enum: WAIT_UNTIL }, default: 'auto' })
   },
   waitForSelector: {
     group: 'steps',
@@ -232,7 +232,7 @@ export const PARAMETERS = {
   },
   click: {
     group: 'steps',
-    shape: list('Selectors clicked in order.'),
+    shape: LIST,
     read: readStrings,
     cacheKey: 'keep',
     browser: { when: (o) => o.click.length > 0 },
@@ -248,7 +248,7 @@ export const PARAMETERS = {
   },
   modules: {
     group: 'steps',
-    shape: list('Inline code or http(s) URLs.'),
+    shape: LIST,
     read: readStrings,
     cacheKey: 'keep',
     browser: { when: (o) => o.modules.length > 0 },
@@ -256,7 +256,7 @@ export const PARAMETERS = {
   },
   scripts: {
     group: 'steps',
-    shape: list('Inline code or http(s) URLs.'),
+    shape: LIST,
     read: readStrings,
     cacheKey: 'keep',
     browser: { when: (o) => o.scripts.length > 0 },
@@ -264,7 +264,7 @@ export const PARAMETERS = {
   },
   styles: {
     group: 'steps',
-    shape: list('Inline CSS or http(s) URLs.'),
+    shape: LIST,
     read: readStrings,
     cacheKey: 'keep',
     browser: { when: (o) => o.styles.length > 0 },

@@ -28,9 +28,7 @@ export function leaf (description?: string, schema: JsonSchema = STRING, extra: 
 }
 
 /** A string or a list of strings: numeric segments, a JSON array, or the key repeated. */
-export function list (description: string, schema: JsonSchema = STRING_OR_LIST): ShapeSpec {
-  return { items: {}, push: true, json: 'list', doc: doc(description, schema) }
-}
+export const LIST: ShapeSpec = { items: {}, push: true, json: 'list' }
 
 /** Known by name only to be refused (docs/api.md §2). */
 const REJECTED: ShapeSpec = { rejected: true }
@@ -62,6 +60,8 @@ export const RULE = {
 } as const satisfies ShapeSpec
 ruleOrList.keys = RULE.keys
 ruleOrList.items = RULE
+ruleOrList.doc = doc('A rule object, or a list of rule objects tried in order as fallbacks (`data.<field>.0.selector`); JSON is accepted. EINVALDATA if it is anything else.',
+  { type: ['object', 'array'] })
 
 export const DATA_SHAPE = {
   map: { name: 'as-written', label: 'field', child: ruleOrList },
@@ -91,7 +91,7 @@ export const SCREENSHOT_SHAPE = {
     overlay: { ...OVERLAY_SHAPE, doc: doc('Frame and background around the capture.', { type: 'object' }) },
     codeScheme: leaf('Prism theme for JSON and text targets: a bundled `prism-themes` id or an absolute http(s) CSS URL.', { type: 'string', default: DEFAULT_CODE_SCHEME }),
     animated: leaf('Not supported: `true` gives EINVALQUERY.', BOOLEAN),
-    optimizeForSpeed: leaf(),
+    optimizeForSpeed: leaf('Accepted and ignored.', BOOLEAN),
     path: REJECTED
   }
 } as const satisfies ShapeSpec
