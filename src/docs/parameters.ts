@@ -1,53 +1,101 @@
-// Every query parameter of the API, for /docs and /openapi.json (the contract is API.md §3).
+// Every query parameter under the name a client sends (docs/api.md §3, §12.2): the table's entries, their
+// documented sub-keys as dotted names (`screenshot.type`, `pdf.margin.top`), user-named positions as
+// patterns (`data.<field>.selector`), and the aliases. /openapi.json, /docs and docs/reference/parameters.md
+// are rendered from these rows; nothing here is written by hand but the wording of derived lines.
+import type { ErrorCode } from '../errors.ts'
+import type { ShapeSpec } from '../schemas/grammar.ts'
+import type { JsonSchema, ParamDoc } from '../schemas/param-doc.ts'
+import type { Group } from '../schemas/param-types.ts'
+import { OPTION_NAMES, specOf } from '../schemas/derived.ts'
 
-export interface ParameterDoc {
+export interface ParameterRow {
+  /** As a client sends it; a user-chosen segment is shown as `<field>`, `<name>` or `<setting>`. */
   name: string
-  type: 'string' | 'boolean' | 'number' | 'object' | 'array' | 'duration'
+  /** For names with a user-chosen segment: a regular expression every such name matches. */
+  pattern?: string
+  /** The top-level parameter the row belongs to. */
+  parent: string
+  group: Group
+  /** The type as a reader would write it. */
+  type: string
   default?: string
-  /** The code the free listener answers with, for pro-only parameters. */
-  pro?: string
+  /** The code the free listener answers with, for pro-only parameters (and their sub-keys). */
+  pro?: ErrorCode
+  /** When the parameter forces the headless browser: `yes`, or the condition. */
+  browser?: string
+  /** The name this one is a legacy alias of. */
+  aliasOf?: string
   description: string
+  schema: JsonSchema
 }
 
-export const PARAMETERS: readonly ParameterDoc[] = [
-  { name: 'url', type: 'string', description: 'Target page (http or https). Required.' },
-  { name: 'meta', type: 'object', default: 'true', description: 'Normalized metadata: title, description, lang, author, publisher, image, url, date, logo. `false` skips it; `meta.<field>=true|false` selects fields.' },
-  { name: 'data', type: 'object', description: 'Custom extraction rules: `data.<field>.selector`, `selectorAll`, `attr`, `type`, `evaluate`.' },
-  { name: 'filter', type: 'string', description: 'Comma-separated dot paths of `data` to keep.' },
-  { name: 'embed', type: 'string', description: 'Dot path of `data`; the response body becomes that value (files and media URLs are streamed).' },
-  { name: 'stream', type: 'string', description: 'Alias: `stream=<field>` means `embed=<field>.url`.' },
-  { name: 'screenshot', type: 'object', default: 'false', description: 'Screenshot of the page: `type` (png, jpeg, webp), `quality`, `fullPage`, `element`, `omitBackground`, `overlay.browser`, `overlay.background`, `codeScheme`.' },
-  { name: 'pdf', type: 'object', default: 'false', description: 'PDF of the page: `format`, `width`, `height`, `margin`, `scale`, `landscape`, `printBackground`, `pageRanges`.' },
-  { name: 'video', type: 'boolean', default: 'false', description: 'Adds a browser-playable video source.' },
-  { name: 'audio', type: 'boolean', default: 'false', description: 'Adds a playable audio source.' },
-  { name: 'iframe', type: 'object', default: 'false', description: 'oEmbed discovery; other `iframe.*` keys go to the provider.' },
-  { name: 'insights', type: 'object', default: 'false', description: 'Technologies and Lighthouse: `insights.technologies`, `insights.lighthouse`.' },
-  { name: 'palette', type: 'boolean', default: 'false', description: 'Dominant colours of every image-like media object.' },
-  { name: 'ping', type: 'object', default: 'true', description: 'Checks each media URL before returning it; `ping.<kind>=false` skips one kind.' },
-  { name: 'function', type: 'string', description: 'A JavaScript function run inside the page; the result is `data.function`.' },
-  { name: 'device', type: 'string', default: 'Macbook Pro 13', description: 'Device preset: viewport and user agent.' },
-  { name: 'viewport', type: 'object', description: '`width`, `height`, `deviceScaleFactor`, `isMobile`, `hasTouch`, `isLandscape`, merged over the device.' },
-  { name: 'colorScheme', type: 'string', default: 'no-preference', description: '`light`, `dark` or `no-preference`.' },
-  { name: 'mediaType', type: 'string', default: 'screen', description: '`screen` or `print` (`print` with `pdf`).' },
-  { name: 'javascript', type: 'boolean', default: 'true', description: '`false` disables page scripts.' },
-  { name: 'animations', type: 'boolean', default: 'false', description: '`false` stops CSS animations and transitions and emulates reduced motion.' },
-  { name: 'adblock', type: 'boolean', default: 'true', description: 'Blocks ads, trackers and consent banners.' },
-  { name: 'headers', type: 'object', pro: 'EHEADERS', description: '`headers.<name>=<value>` is sent to the target; so is the request header `x-api-header-<name>`.' },
-  { name: 'prerender', type: 'string', default: 'auto', description: '`false`: plain HTTP GET; `true`: headless browser; `auto`: decided from the content.' },
-  { name: 'waitUntil', type: 'array', default: 'auto', description: '`load`, `domcontentloaded`, `networkidle0`, `networkidle2` or `auto`.' },
-  { name: 'waitForSelector', type: 'string', description: 'Waits until the element is visible.' },
-  { name: 'waitForTimeout', type: 'duration', description: 'Fixed wait after `waitForSelector`.' },
-  { name: 'timeout', type: 'duration', default: '28s', description: 'Budget for the whole request; lowered to MAX_TIMEOUT.' },
-  { name: 'click', type: 'array', description: 'Selectors clicked in order.' },
-  { name: 'scroll', type: 'string', description: 'Selector scrolled into view after the clicks.' },
-  { name: 'modules', type: 'array', description: 'Injected `<script type="module">`: inline code or an http(s) URL.' },
-  { name: 'scripts', type: 'array', description: 'Injected `<script>`: inline code or an http(s) URL.' },
-  { name: 'styles', type: 'array', description: 'Injected `<style>`: inline CSS or an http(s) URL.' },
-  { name: 'retry', type: 'number', default: '2', description: 'Retries of browser failures within the deadline (0-5).' },
-  { name: 'proxy', type: 'string', pro: 'EPROXY', description: 'http, https or socks5 proxy URL for every request.' },
-  { name: 'ttl', type: 'duration', default: '24h', pro: 'ETTL', description: 'Cache lifetime, 1 minute to 31 days (`min`, `max`).' },
-  { name: 'staleTtl', type: 'duration', default: 'false', pro: 'ESTTL', description: 'Serve a stale copy while refreshing when less than this ttl is left.' },
-  { name: 'force', type: 'boolean', default: 'false', description: 'Skip the cache lookup and recompute.' },
-  { name: 'cacheKey', type: 'string', pro: 'ECACHEKEY', description: 'Extra segment of the cache key (up to 256 characters).' },
-  { name: 'filename', type: 'string', pro: 'EFILENAME', description: 'Download name of the generated screenshot or PDF.' }
-]
+function typeLabel (doc: ParamDoc): string {
+  if (doc.label !== undefined) return doc.label
+  const { schema } = doc
+  if (schema.enum !== undefined) return schema.enum.map((value) => String(value)).join(' | ')
+  const types = schema.type === undefined ? ['any'] : Array.isArray(schema.type) ? schema.type : [schema.type as string]
+  const bounds = schema.minimum !== undefined && schema.maximum !== undefined ? ` ${schema.minimum}–${schema.maximum}` : ''
+  return types.join(' | ') + bounds
+}
+
+function defaultLabel (doc: ParamDoc): string | undefined {
+  if (doc.shownDefault !== undefined) return doc.shownDefault
+  return doc.schema.default === undefined ? undefined : String(doc.schema.default)
+}
+
+function patternOf (name: string): string | undefined {
+  if (!name.includes('<')) return undefined
+  const parts = name.split('.').map((seg) => /^<\w+>$/.test(seg) ? '[^.]+' : seg.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))
+  return `^${parts.join('\\.')}$`
+}
+
+type Base = Pick<ParameterRow, 'parent' | 'group' | 'pro'>
+
+function row (name: string, doc: ParamDoc, base: Base, extra: Partial<ParameterRow> = {}): ParameterRow {
+  const out: ParameterRow = { name, ...base, type: typeLabel(doc), description: doc.description, schema: doc.schema, ...extra }
+  const shown = defaultLabel(doc)
+  if (shown !== undefined) out.default = shown
+  const pattern = patternOf(name)
+  if (pattern !== undefined) out.pattern = pattern
+  if (out.pro === undefined) delete out.pro
+  return out
+}
+
+/** The documented positions under `shape`, depth first; a shape met again (rules nest) is listed, not entered. */
+function subRows (prefix: string, shape: ShapeSpec, base: Base, seen: Set<ShapeSpec>): ParameterRow[] {
+  const out: ParameterRow[] = []
+  const visit = (name: string, kid: ShapeSpec): void => {
+    if (kid.doc !== undefined) out.push(row(name, kid.doc, base))
+    if (seen.has(kid)) return
+    out.push(...subRows(name, kid, base, new Set([...seen, kid])))
+  }
+  for (const [key, kid] of Object.entries(shape.keys ?? {})) visit(`${prefix}.${key}`, kid)
+  if (shape.map !== undefined) visit(`${prefix}.<${shape.map.label}>`, shape.map.child)
+  return out
+}
+
+function buildRows (): ParameterRow[] {
+  const out: ParameterRow[] = []
+  for (const name of OPTION_NAMES) {
+    const spec = specOf(name)
+    if (spec.query === false) continue
+    const base: Base = { parent: name, group: spec.group, pro: spec.gate?.code }
+    const browser = spec.browser === undefined ? undefined : spec.browser.note ?? 'yes'
+    out.push(row(name, spec.doc, base, browser === undefined ? {} : { browser }))
+    out.push(...subRows(name, spec.shape, base, new Set([spec.shape])))
+    for (const [alias, shape] of Object.entries(spec.aliases ?? {})) {
+      if (shape.doc === undefined) continue
+      const legacy = spec.shape.keys?.[alias] === shape
+      out.push(legacy
+        ? row(alias, { ...shape.doc, description: `Legacy alias of \`${name}.${alias}\`, read when \`${name}\` is on; the nested key wins.` }, base, { aliasOf: `${name}.${alias}` })
+        : row(alias, shape.doc, base))
+    }
+  }
+  return out
+}
+
+/** Every documented parameter, dotted names included, in table order. */
+export const PARAMETER_ROWS: readonly ParameterRow[] = Object.freeze(buildRows())
+
+/** The top-level parameters (no dots), for callers that want the list of names. */
+export const PARAMETERS: readonly ParameterRow[] = PARAMETER_ROWS.filter((p) => !p.name.includes('.') && p.aliasOf === undefined)

@@ -5,7 +5,7 @@ import type { AppContext } from '../context.ts'
 import type { ExtractOptions } from '../schemas/options.ts'
 import { AppError } from '../errors.ts'
 import { judge, type CacheEntry, type CacheStatus } from './cache.ts'
-import { cacheKeyOf } from './normalize.ts'
+import { cacheKeyOf } from './cache-key.ts'
 import { abortable, createDeadline } from '../util/abort.ts'
 import { computeEntry, type Computed, type Fresh } from './compute.ts'
 

@@ -1,22 +1,11 @@
 // prerender=auto (API.md §3.6): a plain GET unless something needs the browser, and the browser takes
 // over when the GET fails or its HTML looks client-rendered. Pure decisions, no I/O.
 import type { ExtractOptions } from '../schemas/options.ts'
+import { BROWSER_NEEDS } from '../schemas/derived.ts'
 
-/** Whether any parameter asked for needs a real browser, whatever `prerender` says. */
+/** Whether any parameter asked for needs a real browser, whatever `prerender` says (the table's `browser` tests). */
 export function needsBrowser (options: ExtractOptions): boolean {
-  if (options.screenshot !== false || options.pdf !== false) return true
-  if (options.function !== undefined) return true
-  if (options.insights !== false && options.insights.lighthouse !== false) return true
-  if (options.click.length > 0 || options.scroll !== undefined) return true
-  if (options.scripts.length > 0 || options.modules.length > 0 || options.styles.length > 0) return true
-  if (options.waitForSelector !== undefined || options.waitForTimeout !== undefined) return true
-  if (!(options.waitUntil.length === 1 && options.waitUntil[0] === 'auto')) return true
-  if (options.data !== undefined) {
-    for (const rules of Object.values(options.data)) {
-      if (rules.some(rule => rule.evaluate !== undefined)) return true
-    }
-  }
-  return false
+  return BROWSER_NEEDS.some(({ when }) => when(options))
 }
 
 export type LoadMode = 'fetch' | 'prerender' | 'auto'

@@ -10,7 +10,7 @@ import { quotaSubject } from '../http/client-ip.ts'
 import { sendServed, serverTiming, setCacheHeaders } from '../http/reply.ts'
 import { parseQuery } from '../schemas/query.ts'
 import { serveExtract } from '../pipeline/index.ts'
-import { cacheKeyOf } from '../pipeline/normalize.ts'
+import { cacheKeyOf } from '../pipeline/cache-key.ts'
 import { createParsedQueries } from '../http/parsed-queries.ts'
 
 export function rawQueryOf (url: string): string {

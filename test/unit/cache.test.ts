@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { judge, parseEntry, secondsLeft, serializeEntry, type CacheEntry } from '../../src/pipeline/cache.ts'
-import { cacheKeyOf, canonicalJson } from '../../src/pipeline/normalize.ts'
+import { cacheKeyOf, canonicalJson } from '../../src/pipeline/cache-key.ts'
 
 function entry (createdAt: number, ttl: number): CacheEntry {
   return { meta: { createdAt, ttl, fetchMode: 'fetch', fetchTime: 12, files: {}, status: 'MISS' }, body: '{"status":"success"}' }

@@ -1,14 +1,9 @@
-// The cache key (API.md §7): SHA-256 of a canonical form of the normalized options. The parser has
+// The cache key (docs/api.md §7): SHA-256 of a canonical form of the normalized options. The parser has
 // already normalized names and filled defaults, so spelling, order and stated defaults never split an
-// entry; here we drop what does not change the output and hash what must not sit in the key in clear.
-import { createHash } from 'node:crypto'
-
-// Presentation and control parameters: they never change what is computed.
-const LEFT_OUT = new Set(['embed', 'filter', 'force', 'staleTtl', 'timeout', 'retry'])
-
-function sha256 (value: string): string {
-  return createHash('sha256').update(value).digest('hex')
-}
+// entry; here each option joins the key as the parameter table says (schemas/parameters.ts): as it is,
+// left out (it never changes the output), or hashed, so no forwarded secret sits in the key in clear.
+import { sha256 } from '../util/hash.ts'
+import { CACHE_KEY_RULES } from '../schemas/derived.ts'
 
 /** JSON with object keys sorted at every depth; undefined members dropped. */
 export function canonicalJson (value: unknown): string {
@@ -21,18 +16,18 @@ export function canonicalJson (value: unknown): string {
 }
 
 export function cacheKeyOf (options: object): string {
+  const hasFunction = (options as { function?: unknown }).function !== undefined
   const keyed: Record<string, unknown> = {}
   for (const [name, value] of Object.entries(options)) {
-    if (LEFT_OUT.has(name)) continue
-    if (name === 'headers' && value !== null && typeof value === 'object') {
-      // Forwarded header values join the key hashed, so a private result is never shared.
+    const rule = CACHE_KEY_RULES.get(name) ?? 'keep'
+    if (rule === 'leave-out') continue
+    if (rule === 'hash-values' && value !== null && typeof value === 'object') {
       const hashed: Record<string, string> = {}
       for (const [h, v] of Object.entries(value as Record<string, string>)) hashed[h] = sha256(String(v))
       keyed[name] = hashed
-    } else if (name === 'proxy' && typeof value === 'string') {
+    } else if (rule === 'hash' && typeof value === 'string') {
       keyed[name] = sha256(value)
-    } else if (name === 'args' && !('function' in options && (options as { function?: unknown }).function !== undefined)) {
-      // Unknown parameters join the key only when `function` receives them.
+    } else if (rule === 'with-function' && !hasFunction) {
       continue
     } else {
       keyed[name] = value
