@@ -484,6 +484,20 @@ export interface PrintParameters {
   transferMode: 'ReturnAsStream'
 }
 
+/** Chromium reads page numbers as 32-bit ints and calls a larger one a syntax error. */
+const MAX_PAGE_NUMBER = 2_147_483_647
+
+/**
+ * `pageRanges` as Chromium reads it: a page number past its int range means the same as the largest one (a page past
+ * any real document), so `1-99999999999` prints to the end and `99999999999` starts past the last page (EPAGERANGE).
+ */
+export function chromiumPageRanges (pageRanges: string): string {
+  return pageRanges.replace(/\d+/g, (digits) => {
+    const trimmed = digits.replace(/^0+(?=\d)/, '')
+    return trimmed.length > 10 || Number(trimmed) > MAX_PAGE_NUMBER ? String(MAX_PAGE_NUMBER) : digits
+  })
+}
+
 /** The Page.printToPDF parameters for `pdf`. */
 export function printParameters (pdf: PdfOptions): PrintParameters {
   const paper = pdf.format !== undefined
@@ -499,7 +513,7 @@ export function printParameters (pdf: PdfOptions): PrintParameters {
     marginRight: pdf.margin.right / CSS_PX_PER_INCH,
     marginBottom: pdf.margin.bottom / CSS_PX_PER_INCH,
     marginLeft: pdf.margin.left / CSS_PX_PER_INCH,
-    pageRanges: pdf.pageRanges ?? '',
+    pageRanges: chromiumPageRanges(pdf.pageRanges ?? ''),
     preferCSSPageSize: false,
     displayHeaderFooter: false,
     generateTaggedPDF: false,

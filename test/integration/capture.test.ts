@@ -400,6 +400,18 @@ describe('pdf', () => {
     })
   })
 
+  it('reads page numbers past Chromium\'s int range as past any document (found by the fuzzer: was 500 EFATAL)', async () => {
+    await withPage({ viewport: { width: 800, height: 600 } }, async (page) => {
+      await open(page, '/pages.html', 'pdf=true')
+      const pdf = await printPdf(page, pdfOf('pdf.pageRanges=2-99999999999999999999'), budget())
+      expect(pdf.pages).toBe(4)
+      for (const ranges of ['99999999999', '1423494422803249884133501144887705845664403106720378159442704']) {
+        const err = await errorOf(printPdf(page, pdfOf(`pdf.pageRanges=${ranges}`), budget()))
+        expect(err.code).toBe('EPAGERANGE')
+      }
+    })
+  })
+
   it('prints with the emulated media type, leaving the page\'s emulation as it was', async () => {
     await withPage({ viewport: { width: 800, height: 600 }, deviceScaleFactor: 2 }, async (page) => {
       await open(page, '/print.html', 'pdf=true')
