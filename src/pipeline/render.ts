@@ -1,52 +1,59 @@
-// Loading the target in the browser: one pool slot, the page session, the captures (API.md §3.5, §3.6).
-// The slot is held only for browser work; extraction and uploads happen after it is released.
+// Loading the target in the browser: one pool slot, the page steps, the producers (docs/api.md §3.5, §3.6). The slot
+// is held only for browser work; extraction and storing the files happen after it is released. Each part of the
+// browser work gets its own group of options: the emulation for the context, the steps for the page, the outputs
+// for the producers; the browser never sees the cache or reply options.
 import type { AppContext } from '../context.ts'
 import type { ExtractOptions } from '../schemas/options.ts'
-import type { Redirect } from '../net/types.ts'
+import type { EmulationOptions, TargetOptions } from '../schemas/option-groups.ts'
+import { groupOptions } from '../schemas/option-groups.ts'
 import type { Emulation } from '../browser/emulation.ts'
 import { resolveDevice, desktopUserAgent } from '../browser/devices.ts'
-import { createBudget, loadPage } from '../browser/session.ts'
-import { printPdf, takeScreenshot } from '../browser/capture.ts'
+import { createBudget } from '../browser/page/budget.ts'
+import { loadPage, type LoadedPage, type LoadOptions } from '../browser/steps/index.ts'
+import { runProducers, type FileKind, type GeneratedFile } from '../browser/producers/index.ts'
 import { isRetryable, refusalError } from '../browser/errors.ts'
-import type { Pdf, Screenshot } from '../browser/capture.ts'
 import { sleep } from '../util/abort.ts'
 
-export interface Rendered {
-  url: string
-  statusCode: number
-  headers: Record<string, string>
-  redirects: Redirect[]
-  html: string
+export interface Rendered extends LoadedPage {
   /** ms from the start of navigation until the page was ready for extraction. */
   loadTime: number
-  /** ms spent capturing (screenshot and PDF). */
+  /** ms spent in the producers (captures). */
   captureTime: number
-  screenshot?: Screenshot
-  pdf?: Pdf
+  /** The producers' files, by field, in the order they ran. */
+  files: Partial<Record<FileKind, GeneratedFile>>
 }
 
-export function emulationOf (options: ExtractOptions, chromiumVersion: string): Emulation {
-  const preset = resolveDevice(options.device)
-  const { 'user-agent': userAgentHeader, ...extraHTTPHeaders } = options.headers
+export function emulationOf (emulation: EmulationOptions, headers: TargetOptions['headers'], chromiumVersion: string): Emulation {
+  const preset = resolveDevice(emulation.device)
+  const { 'user-agent': userAgentHeader, ...extraHTTPHeaders } = headers
   return {
-    viewport: { width: options.viewport.width, height: options.viewport.height },
-    deviceScaleFactor: options.viewport.deviceScaleFactor,
-    isMobile: options.viewport.isMobile,
-    hasTouch: options.viewport.hasTouch,
-    // An explicit user-agent beats the device's (API.md §13.13).
+    viewport: { width: emulation.viewport.width, height: emulation.viewport.height },
+    deviceScaleFactor: emulation.viewport.deviceScaleFactor,
+    isMobile: emulation.viewport.isMobile,
+    hasTouch: emulation.viewport.hasTouch,
+    // An explicit user-agent beats the device's (docs/api.md §13.13).
     userAgent: userAgentHeader ?? preset?.userAgent ?? desktopUserAgent(chromiumVersion),
-    javaScriptEnabled: options.javascript,
-    colorScheme: options.colorScheme,
-    reducedMotion: !options.animations,
+    javaScriptEnabled: emulation.javascript,
+    colorScheme: emulation.colorScheme,
+    reducedMotion: !emulation.animations,
     extraHTTPHeaders
   }
 }
 
 export async function renderPage (ctx: AppContext, options: ExtractOptions, signal: AbortSignal, deadline: number): Promise<Rendered> {
-  // The target's own address is checked before queueing (API.md §1.4 steps 8-9); the egress layer
+  const { target, emulation, steps, outputs } = groupOptions(options)
+  const load: LoadOptions = {
+    ...steps,
+    url: target.url,
+    timeout: target.timeout,
+    javascript: emulation.javascript,
+    mediaType: emulation.mediaType,
+    animations: emulation.animations
+  }
+  // The target's own address is checked before queueing (docs/api.md §1.4 steps 8-9); the egress layer
   // checks it again, with everything else the page loads, on the connection actually made.
-  await ctx.guard.assertUrlResolvesAllowed(new URL(options.url))
-  const emulation = emulationOf(options, await ctx.browser.chromiumVersion())
+  await ctx.guard.assertUrlResolvesAllowed(new URL(target.url))
+  const contextEmulation = emulationOf(emulation, target.headers, await ctx.browser.chromiumVersion())
   for (let attempt = 0; ; attempt++) {
     try {
       return await ctx.browser.run(async (page, info) => {
@@ -59,9 +66,9 @@ export async function renderPage (ctx: AppContext, options: ExtractOptions, sign
           const refused = info.refusedNavigation()
           if (refused !== undefined) throw refusalError(refused)
         }
-        let loaded
+        let loaded: LoadedPage
         try {
-          loaded = await loadPage(page, options, budget, { maxRedirects: ctx.config.maxRedirects })
+          loaded = await loadPage(page, load, budget, { maxRedirects: ctx.config.maxRedirects })
         } catch (err) {
           assertNotRefused()
           throw err
@@ -69,19 +76,14 @@ export async function renderPage (ctx: AppContext, options: ExtractOptions, sign
         assertNotRefused()
         const loadTime = performance.now() - t0
         const t1 = performance.now()
-        const screenshot = options.screenshot === false ? undefined : await takeScreenshot(page, options.screenshot, budget, { contentType: loaded.headers['content-type'], maxImageHeight: ctx.config.maxFullPageHeight, session: info.captureSession() })
-        const pdf = options.pdf === false ? undefined : await printPdf(page, options.pdf, budget, info.captureSession())
-        return {
-          ...loaded,
-          loadTime,
-          captureTime: performance.now() - t1,
-          ...(screenshot === undefined ? {} : { screenshot }),
-          ...(pdf === undefined ? {} : { pdf })
-        }
-      }, { signal, emulation })
+        const files = await runProducers(outputs, {
+          page, budget, loaded, cdp: info.captureSession(), maxImageHeight: ctx.config.maxFullPageHeight
+        })
+        return { ...loaded, loadTime, captureTime: performance.now() - t1, files }
+      }, { signal, emulation: contextEmulation })
     } catch (err) {
       const backoff = 250 * 2 ** attempt
-      if (!isRetryable(err) || attempt >= options.retry || Date.now() + backoff >= deadline) throw err
+      if (!isRetryable(err) || attempt >= target.retry || Date.now() + backoff >= deadline) throw err
       await sleep(backoff, signal)
     }
   }

@@ -11,10 +11,12 @@ import { decodePng, imageInfo, meanDifference, near, pdfInfo, solidPng } from '.
 import { parseQuery } from '../../src/schemas/query.ts'
 import type { ExtractOptions, PdfOptions, ScreenshotOptions } from '../../src/schemas/options.ts'
 import { AppError } from '../../src/errors.ts'
-import { createBudget, loadPage } from '../../src/browser/session.ts'
-import type { Budget } from '../../src/browser/session.ts'
-import { MAX_IMAGE_HEIGHT, countPdfPages, printPdf, takeScreenshot } from '../../src/browser/capture.ts'
-import { overlayInsets } from '../../src/browser/overlay.ts'
+import { createBudget } from '../../src/browser/page/budget.ts'
+import type { Budget } from '../../src/browser/page/budget.ts'
+import { loadPage } from '../../src/browser/steps/index.ts'
+import { MAX_IMAGE_HEIGHT, takeScreenshot } from '../../src/browser/producers/screenshot.ts'
+import { countPdfPages, printPdf } from '../../src/browser/producers/pdf.ts'
+import { overlayInsets } from '../../src/browser/producers/overlay.ts'
 
 const PAGES = path.resolve(import.meta.dirname, '../fixtures/browser-pages')
 const BOX_COLOR = [0, 128, 255, 255] as const

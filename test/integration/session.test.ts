@@ -12,8 +12,9 @@ import type { FixtureServer } from '../helpers/fixture-server.ts'
 import { parseQuery } from '../../src/schemas/query.ts'
 import type { ExtractOptions } from '../../src/schemas/options.ts'
 import { AppError } from '../../src/errors.ts'
-import { createBudget, loadPage } from '../../src/browser/session.ts'
-import type { Budget } from '../../src/browser/session.ts'
+import { createBudget } from '../../src/browser/page/budget.ts'
+import type { Budget } from '../../src/browser/page/budget.ts'
+import { loadPage } from '../../src/browser/steps/index.ts'
 
 const PAGES = path.resolve(import.meta.dirname, '../fixtures/browser-pages')
 

@@ -10,7 +10,7 @@
 import type { BrowserContext, CDPSession, Page } from 'playwright-core'
 import { createEgressProxy } from '../egress-proxy.ts'
 import type { EgressProxy, EgressProxyOptions } from '../egress-proxy.ts'
-import { PageCdpSession } from '../page-cdp-session.ts'
+import { PageCdpSession } from '../page/cdp-session.ts'
 import { contextOptionsFor, profileKey } from '../emulation.ts'
 import type { Emulation } from '../emulation.ts'
 import { restoreListeners, snapshotListeners } from './instrument.ts'

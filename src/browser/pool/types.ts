@@ -4,7 +4,7 @@ import type { Page } from 'playwright-core'
 import type { AddressGuard } from '../../net/guard.ts'
 import type { EgressRefusal } from '../egress-proxy.ts'
 import type { Emulation } from '../emulation.ts'
-import type { PageCdpSession } from '../page-cdp-session.ts'
+import type { PageCdpSession } from '../page/cdp-session.ts'
 
 export interface BrowserPoolOptions {
   /** CHROMIUM_PATH; else the first of chromium, chromium-browser, google-chrome on PATH. */
@@ -59,7 +59,7 @@ export interface JobInfo {
   refusals (): readonly EgressRefusal[]
   /** The refusal of this job's main-frame navigation (any redirect hop, meta refresh or script navigation). */
   refusedNavigation (): EgressRefusal | undefined
-  /** The page's CDP session for captures (capture.ts), kept by the pool for the page's life. */
+  /** The page's CDP session for captures (producers/capture-session.ts), kept by the pool for the page's life. */
   captureSession (): PageCdpSession
 }
 

@@ -1,4 +1,4 @@
-// The CDP session captures run on (capture.ts): one per page, for the page's life. Chromium captures with the
+// The CDP session captures run on (producers/capture-session.ts): one per page, for the page's life. Chromium captures with the
 // emulation of the session that asks, so this session is given device metrics equal to the page's and keeps
 // them; it is never detached while the page serves, since detaching drops the page's device emulation
 // altogether. Whoever owns the page keeps its session: for pooled pages that is the lease (pool/lease.ts), which
@@ -7,7 +7,7 @@ import type { CDPSession, Page } from 'playwright-core'
 
 export type Orientation = 'portraitPrimary' | 'portraitSecondary' | 'landscapePrimary' | 'landscapeSecondary'
 
-/** Emulation.setDeviceMetricsOverride's parameters, as capture.ts sets them. */
+/** Emulation.setDeviceMetricsOverride's parameters, as producers/capture-session.ts sets them. */
 export interface DeviceMetrics {
   deviceScaleFactor: number
   width: number

@@ -1,16 +1,17 @@
 // `screenshot.overlay` (API.md §3.2): a browser-window frame drawn around the capture (`browser: light|dark`) and/or
 // a backdrop behind it (`background`: colour, gradient or http(s) image), with a margin proportional to the capture.
-// The composition is an HTML page with the capture as an <img>, captured by capture.ts at the capture's device pixel
+// The composition is an HTML page with the capture as an <img>, captured by screenshot.ts at the capture's device pixel
 // ratio, so the capture is drawn 1:1. It is rendered in a short-lived context of the same browser, with scripts off:
 // the target's page must stay as it is (a PDF may be printed from it next), and the pool closes any other page
 // opened in a job's context. Requests of that context (a background URL) go through the browser's egress proxy,
 // which applies the same checks as for the target's own requests.
 import type { Page } from 'playwright-core'
-import type { ScreenshotOptions } from '../schemas/options.ts'
-import { AppError } from '../errors.ts'
-import { isTimedOut, sleep, within } from '../util/abort.ts'
-import { isHttpUrl } from '../util/url.ts'
-import type { Budget, DomWindow } from './session.ts'
+import type { ScreenshotOptions } from '../../schemas/options.ts'
+import { AppError } from '../../errors.ts'
+import { isTimedOut, sleep, within } from '../../util/abort.ts'
+import { isHttpUrl } from '../../util/url.ts'
+import type { Budget } from '../page/budget.ts'
+import type { DomWindow } from '../page/dom.ts'
 
 export type Overlay = ScreenshotOptions['overlay']
 

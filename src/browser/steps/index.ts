@@ -1,0 +1,90 @@
+// The page work between the pool handing a page over (emulation already applied) and the producers, as an ordered
+// list of steps in docs/api.md §3.6's browser order. A new piece of page work is one entry here and one file.
+//
+// Nothing here waits on the page's own timers or event listeners: with `javascript=false` those never run, so every
+// wait is driven from this side (Playwright waits, or polling). Waits that run out are not errors (docs/api.md
+// §13.22); a navigation that never committed is EBRWSRTIMEOUT.
+import type { Page } from 'playwright-core'
+import { DEFAULT_MAX_REDIRECTS } from '../../config.ts'
+import { abortable, throwIfAborted } from '../../util/abort.ts'
+import { trackNetwork } from '../network-idle.ts'
+import { WAIT_SHARE, type Budget } from '../page/budget.ts'
+import { afterNavigationStep } from './after-navigation.ts'
+import { animationsStep } from './animations.ts'
+import { injectStep } from './inject.ts'
+import { interactStep } from './interact.ts'
+import { mediaTypeStep } from './media-type.ts'
+import { navigateStep } from './navigate.ts'
+import { settleStep } from './settle.ts'
+import { rethrowIfFatal, type LoadOptions, type MainResponse, type PageStep, type StepContext } from './step.ts'
+import { waitForSelectorStep } from './wait-for-selector.ts'
+import { waitForTimeoutStep } from './wait-for-timeout.ts'
+
+export type { LoadOptions, MainResponse, PageStep } from './step.ts'
+
+/** The steps, in the order they run. */
+export const PAGE_STEPS: readonly PageStep[] = Object.freeze([
+  navigateStep,
+  afterNavigationStep,
+  waitForSelectorStep,
+  waitForTimeoutStep,
+  mediaTypeStep,
+  animationsStep,
+  injectStep,
+  interactStep,
+  settleStep
+])
+
+export interface LoadedPage extends MainResponse {
+  /** The page's URL once everything ran (after redirects and any client-side navigation). */
+  url: string
+  /** The live DOM serialized (`page.content()`). */
+  html: string
+}
+
+export interface LoadPageOptions {
+  /** Runs right after the navigation, before `waitForSelector` (docs/api.md §3.6: consent banners are dismissed here). */
+  afterNavigation?: (page: Page, budget: Budget) => Promise<void>
+  /** Redirects the navigation may follow (MAX_REDIRECTS, docs/api.md §3.1 EMAXREDIRECTS); 10 by default. */
+  maxRedirects?: number
+}
+
+/** `page.content()`, retried once the page settles if a client-side navigation is under way. */
+async function serialize (page: Page, budget: Budget): Promise<string> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await abortable(page.content(), budget.signal)
+    } catch (err) {
+      rethrowIfFatal(err, page, budget)
+      if (attempt >= 2) throw err
+      try {
+        await abortable(page.waitForLoadState('domcontentloaded', { timeout: Math.max(1, budget.fraction(WAIT_SHARE)) }), budget.signal)
+      } catch (waitErr) {
+        rethrowIfFatal(waitErr, page, budget)
+      }
+    }
+  }
+}
+
+/**
+ * Loads `options.url` into `page` and runs the steps that apply, then serializes the DOM. The page must come with its
+ * emulation applied. Navigation failures are mapped by browser/errors.ts.
+ */
+export async function loadPage (
+  page: Page, options: LoadOptions, budget: Budget, { afterNavigation, maxRedirects = DEFAULT_MAX_REDIRECTS }: LoadPageOptions = {}
+): Promise<LoadedPage> {
+  throwIfAborted(budget.signal)
+  const tracker = trackNetwork(page)
+  const step: StepContext = { page, options, budget, tracker, maxRedirects, ...(afterNavigation === undefined ? {} : { afterNavigation }) }
+  try {
+    for (const pageStep of PAGE_STEPS) {
+      if (pageStep.applies(options)) await pageStep.run(step)
+    }
+    throwIfAborted(budget.signal)
+    const response = step.response
+    if (response === undefined) throw new Error('the navigation step did not run')
+    return { url: page.url(), ...response, html: await serialize(page, budget) }
+  } finally {
+    tracker.dispose()
+  }
+}

@@ -1,0 +1,86 @@
+// What a page step is: one small piece of the page work of docs/api.md §3.6, run in order by loadPage (index.ts).
+// Each step reads only the options it names, and says whether it has anything to do for a request, so the list of
+// steps that ran is known (and can be timed) without reading their code.
+import type { Page } from 'playwright-core'
+import type { Redirect } from '../../net/types.ts'
+import type { EmulationOptions, StepOptions, TargetOptions } from '../../schemas/option-groups.ts'
+import type { WaitUntil } from '../../schemas/options.ts'
+import { isAppError } from '../../errors.ts'
+import { abortable, throwIfAborted } from '../../util/abort.ts'
+import { isTargetClosed } from '../errors.ts'
+import type { NetworkTracker } from '../network-idle.ts'
+import type { Budget } from '../page/budget.ts'
+
+/**
+ * What the page steps read: the steps group, the target's address and timeout, and the parts of emulation that are
+ * applied after the navigation (media type, animations) or decide what can run (javascript).
+ */
+export type LoadOptions = StepOptions & Pick<TargetOptions, 'url' | 'timeout'> & Pick<EmulationOptions, 'javascript' | 'mediaType' | 'animations'>
+
+/** The main document's response, as the navigation found it. */
+export interface MainResponse {
+  statusCode: number
+  /** Lower-case names, repeats joined by ', '. */
+  headers: Record<string, string>
+  /** The redirects before it, in order: each hop's status and the URL that answered with it. */
+  redirects: Redirect[]
+}
+
+/** One run of the steps on one page: what they share. */
+export interface StepContext {
+  readonly page: Page
+  readonly options: LoadOptions
+  readonly budget: Budget
+  /** Requests in flight, for the network-idle waits. */
+  readonly tracker: NetworkTracker
+  /** Redirects the navigation may follow. */
+  readonly maxRedirects: number
+  /** The caller's hook after the navigation (consent banners belong there). */
+  readonly afterNavigation?: (page: Page, budget: Budget) => Promise<void>
+  /** Set by the navigation step. */
+  response?: MainResponse
+  /** performance.now() by which the navigation and its waits must be over; set by the navigation step. */
+  navigationDeadline?: number
+}
+
+export interface PageStep {
+  /** A short name, for logs and timings. */
+  readonly name: string
+  /** Whether the step has anything to do for these options. */
+  applies (options: LoadOptions): boolean
+  run (step: StepContext): Promise<void>
+}
+
+/**
+ * For steps whose failure is not an error (a wait that ran out, a selector that matched nothing usable): rethrows
+ * only what must not be swallowed, i.e. an abort, an AppError, or a page or browser that went away.
+ */
+export function rethrowIfFatal (err: unknown, page: Page, budget: Budget): void {
+  throwIfAborted(budget.signal)
+  if (isAppError(err)) throw err
+  if (page.isClosed()) throw err
+  if (isTargetClosed(err)) throw err
+}
+
+/** Waits for one `waitUntil` state until `deadline` (performance.now() ms); running out is not an error. */
+export async function waitForState (page: Page, state: WaitUntil, tracker: NetworkTracker, deadline: number, budget: Budget): Promise<void> {
+  const timeout = Math.max(1, deadline - performance.now())
+  try {
+    switch (state) {
+      case 'auto':
+      case 'load':
+        await abortable(page.waitForLoadState('load', { timeout }), budget.signal)
+        return
+      case 'domcontentloaded':
+        await abortable(page.waitForLoadState('domcontentloaded', { timeout }), budget.signal)
+        return
+      case 'networkidle0':
+        await tracker.waitForIdle(0, timeout, budget.signal)
+        return
+      case 'networkidle2':
+        await tracker.waitForIdle(2, timeout, budget.signal)
+    }
+  } catch (err) {
+    rethrowIfFatal(err, page, budget)
+  }
+}

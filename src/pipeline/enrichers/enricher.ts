@@ -1,0 +1,40 @@
+// What an enricher is: work on the extracted result once the browser slot is released, in the order of index.ts:
+// storing the producers' files and describing them as media objects today; adding colours to every image-like media
+// object (palette) later. Each reads the result built so far and adds to it.
+import type { Logger } from 'pino'
+import type { AppContext } from '../../context.ts'
+import type { OutputOptions, ReplyOptions } from '../../schemas/option-groups.ts'
+import type { FileKind, GeneratedFile } from '../../browser/producers/index.ts'
+import type { StoredFile } from '../../storage/index.ts'
+
+/** The result of one computation as the enrichers see it. */
+export interface Extraction {
+  /** The `data` of the envelope, in the order its members will be sent. */
+  data: Record<string, unknown>
+  /** The producers' files, not yet stored. */
+  generated: Partial<Record<FileKind, GeneratedFile>>
+  /** Storage keys of stored files, by the dot path of their media object in `data`. */
+  files: Record<string, string>
+  /** The bytes of those files, by the same paths, so this request's answer needs no download. */
+  bytes: Record<string, StoredFile>
+}
+
+export interface EnrichContext {
+  readonly ctx: AppContext
+  readonly outputs: Readonly<OutputOptions>
+  readonly reply: Readonly<ReplyOptions>
+  readonly cacheKey: string
+  /** The entry's ttl in ms (files are cached as long). */
+  readonly ttl: number
+  readonly signal: AbortSignal
+  readonly log: Logger
+  /** Phase durations in ms (server-timing); an enricher adds its own. */
+  readonly timings: Record<string, number>
+}
+
+export interface Enricher {
+  /** A short name; also its server-timing entry. */
+  readonly name: string
+  applies (extraction: Extraction, outputs: Readonly<OutputOptions>): boolean
+  enrich (extraction: Extraction, context: EnrichContext): Promise<void>
+}

@@ -1,0 +1,20 @@
+// The enrichers, in the order they run on the extracted result (docs/api.md §1.4 step 10). A new piece of work on the
+// result is one entry here and one file.
+import type { EnrichContext, Enricher, Extraction } from './enricher.ts'
+import { storedFilesEnricher } from './stored-files.ts'
+
+export type { EnrichContext, Enricher, Extraction } from './enricher.ts'
+
+export const ENRICHERS: readonly Enricher[] = Object.freeze([
+  storedFilesEnricher
+])
+
+/** Runs the enrichers that apply, in order, timing each under its name. */
+export async function enrich (extraction: Extraction, context: EnrichContext): Promise<void> {
+  for (const enricher of ENRICHERS) {
+    if (!enricher.applies(extraction, context.outputs)) continue
+    const t = performance.now()
+    await enricher.enrich(extraction, context)
+    context.timings[enricher.name] = performance.now() - t
+  }
+}

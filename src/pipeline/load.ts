@@ -1,0 +1,124 @@
+// Loading the target for one computation (docs/api.md §3.6): a plain GET, the browser, or (`prerender=auto`) a
+// GET that hands over to the browser when it fails or the HTML looks client-rendered.
+import type { Logger } from 'pino'
+import type { AppContext } from '../context.ts'
+import type { ExtractOptions } from '../schemas/options.ts'
+import type { FetchPageResult } from '../net/types.ts'
+import { AppError } from '../errors.ts'
+import { createDeadline, throwIfAborted, type Deadline } from '../util/abort.ts'
+import { fetchTarget, isBodyTooLarge } from './fetch.ts'
+import { isHtml, looksClientRendered, type LoadMode } from './prerender.ts'
+import { renderPage, type Rendered } from './render.ts'
+
+/** What loading needs of the computation: its signal and deadline, and where to log. */
+export interface LoadRun {
+  signal: AbortSignal
+  log: Logger
+  /** Epoch ms by which the computation must be over. */
+  deadline: number
+}
+
+/** What was loaded, whichever way. */
+export interface Loaded {
+  mode: 'fetch' | 'prerender'
+  url: string
+  statusCode: number
+  headers: Record<string, string>
+  redirects: Array<{ statusCode: number, url: string }>
+  body: Buffer
+  fetchTime: number
+  rendered?: Rendered
+}
+
+function fromFetch (page: FetchPageResult, fetchTime: number): Loaded {
+  return { mode: 'fetch', url: page.url, statusCode: page.statusCode, headers: page.headers, redirects: page.redirects, body: page.body, fetchTime }
+}
+
+function fromRender (rendered: Rendered): Loaded {
+  return {
+    mode: 'prerender',
+    url: rendered.url,
+    statusCode: rendered.statusCode,
+    headers: rendered.headers,
+    redirects: rendered.redirects,
+    body: Buffer.from(rendered.html, 'utf8'),
+    fetchTime: rendered.loadTime,
+    rendered
+  }
+}
+
+async function render (ctx: AppContext, options: ExtractOptions, run: LoadRun): Promise<Loaded> {
+  const t = performance.now()
+  try {
+    const rendered = await renderPage(ctx, options, run.signal, run.deadline)
+    ctx.metrics.renderDuration((performance.now() - t) / 1000, 'ok')
+    return fromRender(rendered)
+  } catch (err) {
+    ctx.metrics.renderDuration((performance.now() - t) / 1000, 'error')
+    throw err
+  }
+}
+
+async function fetchWithin (ctx: AppContext, options: ExtractOptions, signal: AbortSignal): Promise<Loaded> {
+  const t = performance.now()
+  let page: FetchPageResult
+  try {
+    page = await fetchTarget(ctx, options, signal)
+  } catch (err) {
+    ctx.metrics.fetchDuration((performance.now() - t) / 1000, 'error')
+    throw err
+  }
+  const elapsed = performance.now() - t
+  ctx.metrics.fetchDuration(elapsed / 1000, 'ok')
+  return fromFetch(page, elapsed)
+}
+
+/** The GET of prerender=auto may use a third of the budget (docs/api.md §3.6). */
+function thirdOfBudget (run: LoadRun): Deadline {
+  return createDeadline(
+    Math.max(1, (run.deadline - Date.now()) / 3),
+    () => new AppError('ETIMEOUT', { data: { url: 'The plain fetch used its share of the budget.' } }),
+    run.signal
+  )
+}
+
+export async function loadTarget (ctx: AppContext, options: ExtractOptions, mode: LoadMode, run: LoadRun): Promise<Loaded> {
+  if (mode === 'fetch') return await fetchWithin(ctx, options, run.signal)
+  if (mode === 'prerender') return await render(ctx, options, run)
+
+  // auto: a plain GET first; the browser takes over when it fails or the HTML looks client-rendered.
+  const share = thirdOfBudget(run)
+  let fetched: Loaded | undefined
+  let fetchError: unknown
+  try {
+    fetched = await fetchWithin(ctx, options, share.signal)
+  } catch (err) {
+    fetchError = err
+  } finally {
+    share.dispose()
+  }
+  throwIfAborted(run.signal)
+  // A blocked target or redirect, or an HTML body over MAX_HTML_BYTES, never gets a second chance in the browser.
+  if (fetchError instanceof AppError && (fetchError.code === 'EFORBIDDENURL' || fetchError.code === 'EMAXREDIRECTS')) throw fetchError
+  if (isBodyTooLarge(fetchError)) throw fetchError
+
+  if (fetched !== undefined) {
+    const html = isHtml(fetched.headers['content-type'], fetched.body)
+    // Non-HTML content (images, PDF, JSON, text, media) never falls back.
+    if (!html) return fetched
+    if (fetched.statusCode < 400 && !looksClientRendered(fetched.body.toString('utf8'))) return fetched
+  }
+
+  try {
+    const rendered = await render(ctx, options, run)
+    // The browser's result is kept unless it is worse: a failure, or >= 400 where the GET got < 400.
+    if (fetched !== undefined && rendered.statusCode >= 400 && fetched.statusCode < 400) return fetched
+    return rendered
+  } catch (err) {
+    if (fetched !== undefined) {
+      run.log.info({ err }, 'browser fallback failed; keeping the plain fetch')
+      return fetched
+    }
+    throw err
+  }
+}
