@@ -4,7 +4,7 @@ import prettyMs from 'pretty-ms'
 import type { AppContext } from '../context.ts'
 import type { Served } from '../pipeline/index.ts'
 import type { Envelope } from '../pipeline/compute.ts'
-import type { ExtractOptions } from '../schemas/options.ts'
+import type { ReplyOptions } from '../schemas/option-groups.ts'
 import { secondsLeft } from '../pipeline/cache.ts'
 import { AppError } from '../errors.ts'
 import { SANDBOX_HEADERS } from './security-headers.ts'
@@ -83,7 +83,7 @@ export async function sendServed (
   ctx: AppContext,
   reply: FastifyReply,
   served: Served,
-  options: ExtractOptions,
+  options: Readonly<Pick<ReplyOptions, 'embed' | 'filter'>>,
   signal: AbortSignal
 ): Promise<FastifyReply> {
   if (options.embed !== undefined) return await sendEmbed(ctx, reply, served, options.embed, signal)

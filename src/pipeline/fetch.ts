@@ -1,6 +1,6 @@
-// Loading the target without a browser: one guarded GET (API.md §3.6 prerender=false/auto).
+// Loading the target without a browser: one guarded GET (docs/api.md §3.6 prerender=false/auto).
 import type { AppContext } from '../context.ts'
-import type { ExtractOptions } from '../schemas/options.ts'
+import type { TargetOptions } from '../schemas/option-groups.ts'
 import type { FetchPageResult } from '../net/types.ts'
 import { AppError } from '../errors.ts'
 import { isHtml } from './prerender.ts'
@@ -19,12 +19,12 @@ export function isBodyTooLarge (err: unknown): boolean {
  * content keeps its head, which is all its metadata needs (type, size and dimensions come from the headers and the
  * first bytes).
  */
-export async function fetchTarget (ctx: AppContext, options: ExtractOptions, signal: AbortSignal): Promise<FetchPageResult> {
+export async function fetchTarget (ctx: AppContext, target: Pick<TargetOptions, 'url' | 'headers'>, signal: AbortSignal): Promise<FetchPageResult> {
   const maxBytes = ctx.config.maxHtmlBytes
-  const page = await ctx.http.fetchPage(options.url, {
+  const page = await ctx.http.fetchPage(target.url, {
     signal,
     maxBytes,
-    headers: { ...options.headers }
+    headers: { ...target.headers }
   })
   if (page.truncated && isHtml(page.headers['content-type'], page.body)) {
     const error = new AppError('EINVALURL', {
