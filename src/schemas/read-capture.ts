@@ -147,7 +147,7 @@ export function readScreenshot (given: Node | undefined, { root }: ReadInput): S
 
 const PAGE_RANGE_RE = /^(?:\d+|\d+-\d*|-\d+)$/
 
-function parsePageRanges (value: string | undefined): string | undefined {
+function normalizePageRanges (value: string | undefined): string | undefined {
   if (value === undefined) return undefined
   const text = value.replace(/\s+/g, '')
   if (text === '') return undefined
@@ -206,7 +206,7 @@ export function readPdf (given: Node | undefined, { root }: ReadInput): PdfOptio
     out.width = width ?? Math.round(paper.width * 96 * 10_000) / 10_000
     out.height = height ?? Math.round(paper.height * 96 * 10_000) / 10_000
   }
-  const pageRanges = parsePageRanges(str(kid('pageRanges'), 'pdf.pageRanges'))
+  const pageRanges = normalizePageRanges(str(kid('pageRanges'), 'pdf.pageRanges'))
   if (pageRanges !== undefined) out.pageRanges = pageRanges
   return out
 }

@@ -21,10 +21,10 @@ import { Limiter } from './limiter.ts'
 import { JobRunner } from './runner.ts'
 import { Supervisor } from './supervisor.ts'
 import { abortError } from '../../util/abort.ts'
-import type { BrowserJob, BrowserPool, BrowserPoolDeps, BrowserPoolOptions, PoolCounters, RunOptions } from './types.ts'
+import type { BrowserJob, BrowserPool, BrowserPoolDeps, BrowserPoolOptions, PoolCounters, PoolRunOptions } from './types.ts'
 
 export type {
-  BrowserJob, BrowserPool, BrowserPoolDeps, BrowserPoolLog, BrowserPoolOptions, BrowserPoolStats, JobInfo, RunOptions
+  BrowserJob, BrowserPool, BrowserPoolDeps, BrowserPoolLog, BrowserPoolOptions, BrowserPoolStats, JobInfo, PoolRunOptions
 } from './types.ts'
 
 const DEFAULTS = {
@@ -104,7 +104,7 @@ export async function createBrowserPool (options: BrowserPoolOptions, deps: Brow
     pump
   })
 
-  function run<T> (job: BrowserJob<T>, runOptions: RunOptions): Promise<T> {
+  function run<T> (job: BrowserJob<T>, runOptions: PoolRunOptions): Promise<T> {
     const { signal } = runOptions
     if (supervisor.closing) return Promise.reject(busyError('The browser is shutting down.'))
     if (signal.aborted) return Promise.reject(abortError(signal))

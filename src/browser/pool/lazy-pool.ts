@@ -1,6 +1,6 @@
 // A browser pool created on first use. The server warms it at start; an app that never renders (most
 // tests, a metadata-only deployment's first minutes) never launches Chromium.
-import type { BrowserJob, BrowserPool, BrowserPoolStats, RunOptions } from './types.ts'
+import type { BrowserJob, BrowserPool, BrowserPoolStats, PoolRunOptions } from './types.ts'
 
 export interface LazyBrowserPool extends Omit<BrowserPool, 'chromiumVersion'> {
   /** Creates the pool (launching the browser) if it is not there yet. */
@@ -30,7 +30,7 @@ export function createLazyBrowserPool (create: () => Promise<BrowserPool>): Lazy
   return {
     async warm () { await ensure() },
     started: () => ready !== undefined,
-    async run<T> (job: BrowserJob<T>, options: RunOptions): Promise<T> {
+    async run<T> (job: BrowserJob<T>, options: PoolRunOptions): Promise<T> {
       return await (await ensure()).run(job, options)
     },
     // Not started yet is healthy: the browser starts on demand.

@@ -15,7 +15,7 @@ import type { Leases } from './leases.ts'
 import type { Limiter } from './limiter.ts'
 import type { Generation, Supervisor } from './supervisor.ts'
 import { abortError, isTimedOut, within } from '../../util/abort.ts'
-import type { BrowserJob, BrowserPoolLog, JobInfo, PoolCounters, RunOptions } from './types.ts'
+import type { BrowserJob, BrowserPoolLog, JobInfo, PoolCounters, PoolRunOptions } from './types.ts'
 
 export interface RunnerPolicy extends ReusePolicy {
   maxJobsPerBrowser: number
@@ -46,7 +46,7 @@ export class JobRunner {
   }
 
   /** Runs `job` on `gen`, in a slot the caller has taken; the slot is given back when the job is released. */
-  async execute<T> (gen: Generation, job: BrowserJob<T>, run: RunOptions, profile: LeaseProfile): Promise<T> {
+  async execute<T> (gen: Generation, job: BrowserJob<T>, run: PoolRunOptions, profile: LeaseProfile): Promise<T> {
     const { supervisor, leases, counters, policy } = this.#deps
     counters.jobs += 1
     supervisor.dispatch(gen, policy.maxJobsPerBrowser)
@@ -104,7 +104,7 @@ export class JobRunner {
   }
 
   /** Makes an abort close the page, then applies the job's own emulation and header forwarding. */
-  async #prepare (lease: Lease, page: Page, run: RunOptions, record: JobRecord): Promise<void> {
+  async #prepare (lease: Lease, page: Page, run: PoolRunOptions, record: JobRecord): Promise<void> {
     const { signal } = record.controller
     // Abort closes the page: every pending Playwright call on it rejects at once.
     const onAbort = (): void => {

@@ -65,7 +65,7 @@ export interface JobInfo {
 
 export type BrowserJob<T> = (page: Page, info: JobInfo) => Promise<T>
 
-export interface RunOptions {
+export interface PoolRunOptions {
   signal: AbortSignal
   emulation: Emulation
 }
@@ -85,7 +85,7 @@ export interface BrowserPoolStats {
 }
 
 export interface BrowserPool {
-  run<T> (job: BrowserJob<T>, options: RunOptions): Promise<T>
+  run<T> (job: BrowserJob<T>, options: PoolRunOptions): Promise<T>
   /** True while a browser is connected and the pool is open. */
   health (): boolean
   stats (): BrowserPoolStats
