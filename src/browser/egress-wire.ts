@@ -1,0 +1,68 @@
+// The egress proxy's pure pieces (egress-proxy.ts): the key refusals are matched by, CONNECT authorities, the
+// headers a forwarded request keeps, and how a failure is described in a refusal.
+import { isAppError } from '../errors.ts'
+import { effectivePort } from '../util/url.ts'
+
+/** Response header on every answer the proxy makes up itself (never on a target's response). */
+export const EGRESS_MARKER_HEADER = 'x-pagecast-egress'
+
+/** Hop-by-hop headers (RFC 9110 §7.6.1) and the proxy's own, never forwarded in either direction. */
+export const HOP_BY_HOP: ReadonlySet<string> = new Set([
+  'connection', 'keep-alive', 'proxy-connection', 'proxy-authenticate', 'proxy-authorization', 'te', 'trailer',
+  'transfer-encoding', 'upgrade'
+])
+
+/** `host:port` of a URL with the effective port, the key refusals are matched by. */
+export function egressKey (url: string): string | undefined {
+  let parsed: URL
+  try { parsed = new URL(url) } catch { return undefined }
+  const port = effectivePort(parsed)
+  if (port === undefined || parsed.hostname === '') return undefined
+  return `${parsed.hostname}:${port}`
+}
+
+/** Parses a CONNECT authority (`host:port`, `[v6]:port`) into the WHATWG host form and a port. */
+export function parseAuthority (authority: string): { host: string, port: number } | undefined {
+  const colon = authority.lastIndexOf(':')
+  if (colon <= 0) return undefined
+  const portText = authority.slice(colon + 1)
+  if (!/^\d{1,5}$/.test(portText)) return undefined
+  const port = Number(portText)
+  if (port < 1 || port > 65535) return undefined
+  const hostText = authority.slice(0, colon)
+  if (hostText.includes(':') && !hostText.startsWith('[')) return undefined
+  try {
+    const url = new URL(`http://${hostText}/`)
+    if (url.username !== '' || url.password !== '' || url.port !== '' || url.hostname === '') return undefined
+    return { host: url.hostname, port }
+  } catch {
+    return undefined
+  }
+}
+
+export function filteredHeaders (raw: readonly string[]): string[] {
+  // The Connection header may name further hop-by-hop headers.
+  const named = new Set<string>()
+  for (let i = 0; i + 1 < raw.length; i += 2) {
+    if ((raw[i] ?? '').toLowerCase() === 'connection') {
+      for (const token of (raw[i + 1] ?? '').split(',')) named.add(token.trim().toLowerCase())
+    }
+  }
+  const out: string[] = []
+  for (let i = 0; i + 1 < raw.length; i += 2) {
+    const name = raw[i] ?? ''
+    const lower = name.toLowerCase()
+    // A target may not pose as the proxy: the marker only ever comes from here.
+    if (HOP_BY_HOP.has(lower) || named.has(lower) || lower === EGRESS_MARKER_HEADER) continue
+    out.push(name, raw[i + 1] ?? '')
+  }
+  return out
+}
+
+export function describe (err: unknown): string {
+  if (isAppError(err)) {
+    const cause = err.cause instanceof Error ? err.cause.message : ''
+    return cause === '' ? err.code : `${err.code}: ${cause}`
+  }
+  return err instanceof Error ? err.message : String(err)
+}
