@@ -2,7 +2,7 @@
 // apps in one process keep separate counts. Labels hold fixed enums only: never a URL, a key or a header.
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client'
 import type { BrowserPoolStats } from './browser/pool/index.ts'
-import type { CacheStatus, FetchMode } from './pipeline/cache.ts'
+import type { CacheStatus, FetchMode } from './cache/entries.ts'
 import type { Plan } from './config.ts'
 
 export type QuotaRefusal = 'limit' | 'store_unavailable'

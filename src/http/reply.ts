@@ -1,14 +1,13 @@
 // Shaping a served result into the HTTP answer: cache and timing headers, `filter`, and `embed` (API.md §5, §6).
 import type { FastifyReply } from 'fastify'
 import prettyMs from 'pretty-ms'
-import type { AppContext } from '../context.ts'
-import type { Served } from '../pipeline/index.ts'
-import type { Envelope } from '../pipeline/compute.ts'
+import type { HttpClient } from '../net/types.ts'
+import type { Envelope, Served } from '../cache/entries.ts'
 import type { ReplyOptions } from '../schemas/option-groups.ts'
-import { secondsLeft } from '../pipeline/cache.ts'
+import { secondsLeft } from '../cache/entries.ts'
 import { AppError } from '../errors.ts'
 import { SANDBOX_HEADERS } from './security-headers.ts'
-import type { StoredFile } from '../storage/index.ts'
+import type { Storage, StoredFile } from '../storage/index.ts'
 
 /** Assets fetched for an embed are capped at 50 MiB (API.md §5). */
 const MAX_EMBED_BYTES = 50 * 1024 * 1024
@@ -78,15 +77,21 @@ function isMediaObject (value: unknown): value is { url: string, type: unknown }
   return value !== null && typeof value === 'object' && typeof (value as { url?: unknown }).url === 'string' && 'type' in value
 }
 
+/** What answering needs besides the served result: storage for generated files, the guarded client for page assets. */
+export interface ReplyDeps {
+  storage: Pick<Storage, 'get'>
+  http: Pick<HttpClient, 'fetchPage'>
+}
+
 /** Sends the served result as JSON, filtered, or embedded. */
 export async function sendServed (
-  ctx: AppContext,
+  deps: ReplyDeps,
   reply: FastifyReply,
   served: Served,
   options: Readonly<Pick<ReplyOptions, 'embed' | 'filter'>>,
   signal: AbortSignal
 ): Promise<FastifyReply> {
-  if (options.embed !== undefined) return await sendEmbed(ctx, reply, served, options.embed, signal)
+  if (options.embed !== undefined) return await sendEmbed(deps, reply, served, options.embed, signal)
   reply.type('application/json; charset=utf-8')
   if (options.filter !== undefined) {
     const envelope = envelopeOf(served)
@@ -95,7 +100,7 @@ export async function sendServed (
   return reply.send(served.entry.body)
 }
 
-async function sendEmbed (ctx: AppContext, reply: FastifyReply, served: Served, path: string, signal: AbortSignal): Promise<FastifyReply> {
+async function sendEmbed (deps: ReplyDeps, reply: FastifyReply, served: Served, path: string, signal: AbortSignal): Promise<FastifyReply> {
   const { data } = envelopeOf(served)
   const value = getPath(data, path)
   // Every embed answer, whatever its content.
@@ -111,9 +116,9 @@ async function sendEmbed (ctx: AppContext, reply: FastifyReply, served: Served, 
     const fileKey = Object.hasOwn(served.entry.meta.files, parentPath) ? served.entry.meta.files[parentPath] : undefined
     if (fileKey !== undefined) {
       const inHand = served.fresh?.files[parentPath]
-      return await sendStoredFile(ctx, reply, inHand ?? fileKey, path)
+      return await sendStoredFile(deps, reply, inHand ?? fileKey, path)
     }
-    return await sendAsset(ctx, reply, value, path, signal)
+    return await sendAsset(deps, reply, value, path, signal)
   }
   if (typeof value === 'object') {
     return reply.type('application/json; charset=utf-8').send(JSON.stringify(value))
@@ -122,8 +127,8 @@ async function sendEmbed (ctx: AppContext, reply: FastifyReply, served: Served, 
 }
 
 /** Answers with a generated file's bytes: those in hand, or read from storage by key (never a redirect). */
-async function sendStoredFile (ctx: AppContext, reply: FastifyReply, source: StoredFile | string, path: string): Promise<FastifyReply> {
-  const file = typeof source === 'string' ? await ctx.storage.get(source) : source
+async function sendStoredFile (deps: ReplyDeps, reply: FastifyReply, source: StoredFile | string, path: string): Promise<FastifyReply> {
+  const file = typeof source === 'string' ? await deps.storage.get(source) : source
   if (file === undefined) throw new AppError('ENOTFOUND', { data: { embed: `The \`${path}\` file is no longer in storage; request it again with force.` } })
   reply.type(file.contentType).header('content-length', file.size)
   if (file.contentDisposition !== undefined) reply.header('content-disposition', file.contentDisposition)
@@ -131,7 +136,7 @@ async function sendStoredFile (ctx: AppContext, reply: FastifyReply, source: Sto
 }
 
 /** Streams a page asset's bytes from its origin, under the address guard, without forwarded headers. */
-async function sendAsset (ctx: AppContext, reply: FastifyReply, url: string, path: string, signal: AbortSignal): Promise<FastifyReply> {
+async function sendAsset (deps: ReplyDeps, reply: FastifyReply, url: string, path: string, signal: AbortSignal): Promise<FastifyReply> {
   if (url.startsWith('data:')) {
     const match = /^data:([^;,]+)?((?:;[^;,]+)*?)(;base64)?,(.*)$/s.exec(url)
     if (match === null) throw new AppError('ENOTFOUND', { data: { embed: `The \`${path}\` asset could not be read.` } })
@@ -140,7 +145,7 @@ async function sendAsset (ctx: AppContext, reply: FastifyReply, url: string, pat
   }
   let asset
   try {
-    asset = await ctx.http.fetchPage(url, { signal, maxBytes: MAX_EMBED_BYTES + 1 })
+    asset = await deps.http.fetchPage(url, { signal, maxBytes: MAX_EMBED_BYTES + 1 })
   } catch (err) {
     if (err instanceof AppError && (err.code === 'ETIMEOUT')) throw err
     throw new AppError('ENOTFOUND', { data: { embed: `The \`${path}\` asset could not be fetched.` }, cause: err })

@@ -27,7 +27,7 @@ import {
   PROBE_BYTES,
   type MediaKind,
   type MediaObject
-} from './media.ts'
+} from '../media/objects.ts'
 import { guardAuthorRules, jsonLdAuthorRules, twitterCreatorRules } from './rules/author.ts'
 import { createPickFn, createResolveFaviconUrl, createRootFaviconRule, originFaviconRule, type LogoScraper } from './rules/favicon.ts'
 import { guardMediaRules, guardTextRules, guardUrlRules } from './rules/guards.ts'

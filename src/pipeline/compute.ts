@@ -3,7 +3,7 @@
 import type { Logger } from 'pino'
 import type { AppContext } from '../context.ts'
 import type { ExtractOptions } from '../schemas/options.ts'
-import type { CacheEntry, FetchMode } from './cache.ts'
+import type { CacheEntry, Envelope, FetchMode, Fresh } from '../cache/entries.ts'
 import { groupOptions } from '../schemas/option-groups.ts'
 import { loadModeOf } from './prerender.ts'
 import { loadTarget } from './load.ts'
@@ -12,24 +12,6 @@ import type { StoredFile } from '../storage/index.ts'
 
 /** Results whose target answered 5xx are cached for one minute at most (docs/api.md §7). */
 const SERVER_ERROR_TTL_MS = 60_000
-
-export interface Envelope {
-  status: 'success'
-  data: Record<string, unknown>
-  statusCode: number | null
-  headers: Record<string, string>
-  redirects: Array<{ statusCode: number, url: string }>
-}
-
-/**
- * What a computation still holds in memory once its entry is serialized: the envelope and the bytes of the
- * files it stored (by their path in `data`). The request that computed it, and those that joined it in this
- * process, answer from these: no parse of the envelope just serialized, no download of a file just uploaded.
- */
-export interface Fresh {
-  envelope: Envelope
-  files: Record<string, StoredFile>
-}
 
 export interface Computed {
   entry: CacheEntry

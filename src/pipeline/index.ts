@@ -4,19 +4,13 @@ import type { Logger } from 'pino'
 import type { AppContext } from '../context.ts'
 import type { ExtractOptions } from '../schemas/options.ts'
 import { AppError } from '../errors.ts'
-import { judge, type CacheEntry, type CacheStatus } from './cache.ts'
+import { judge, type CacheEntry, type Served } from '../cache/entries.ts'
+
+export type { Served } from '../cache/entries.ts'
 import { cacheKeyOf } from './cache-key.ts'
 import { abortable, createDeadline } from '../util/abort.ts'
-import { computeEntry, type Computed, type Fresh } from './compute.ts'
+import { computeEntry, type Computed } from './compute.ts'
 
-export interface Served {
-  entry: CacheEntry
-  /** The in-memory result when this process computed it now (MISS, BYPASS, or joined here). */
-  fresh?: Fresh
-  status: CacheStatus
-  /** Phase durations in ms, for server-timing. */
-  timings: Record<string, number>
-}
 
 /** How one request is served: its deadline and logger, and what its caller knows already. */
 export interface ServeOptions {
@@ -63,7 +57,7 @@ export async function serveExtract (ctx: AppContext, options: ExtractOptions, ru
   )
   const served = flight.computedHere ? status : flight.entry.meta.status
   ctx.metrics.cache(served)
-  return { entry: flight.entry, ...(flight.fresh === undefined ? {} : { fresh: flight.fresh }), status: served, timings }
+  return { entry: flight.entry, ...(flight.computed === undefined ? {} : { fresh: flight.computed.fresh }), status: served, timings }
 }
 
 async function readCacheSafely (ctx: AppContext, key: string, log: Logger): Promise<CacheEntry | undefined> {

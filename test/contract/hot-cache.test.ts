@@ -3,7 +3,7 @@ import { describe, expect, inject, it } from 'vitest'
 import pino from 'pino'
 import { createRedisStore } from '../../src/store/redis.ts'
 import { createMemoryStore } from '../../src/store/memory.ts'
-import { createCache, type CacheEntry } from '../../src/pipeline/cache.ts'
+import { createCache, type CacheEntry } from '../../src/cache/entries.ts'
 import type { Store } from '../../src/store/index.ts'
 
 function counting (store: Store): Store & { gets: number } {

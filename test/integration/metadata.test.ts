@@ -9,7 +9,7 @@ import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createMetadataExtractor, type MetadataExtractor } from '../../src/metadata/extractor.ts'
 import { META_FIELDS, type MetaField } from '../../src/schemas/options.ts'
-import { probeMediaObject } from '../../src/metadata/media.ts'
+import { probeMediaObject } from '../../src/media/objects.ts'
 import { createLoopbackClient, type LoopbackClient } from '../helpers/loopback-probe.ts'
 
 const FIXTURES = path.join(import.meta.dirname, '../fixtures/metadata')

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { judge, parseEntry, secondsLeft, serializeEntry, type CacheEntry } from '../../src/pipeline/cache.ts'
+import { judge, parseEntry, secondsLeft, serializeEntry, type CacheEntry } from '../../src/cache/entries.ts'
 import { cacheKeyOf, canonicalJson } from '../../src/pipeline/cache-key.ts'
 
 function entry (createdAt: number, ttl: number): CacheEntry {

@@ -13,7 +13,7 @@ import {
   toUncheckedMediaObject,
   typeFromContentType,
   typeFromUrl
-} from '../../src/metadata/media.ts'
+} from '../../src/media/objects.ts'
 import { makeAvifHeader, makeGif, makeIco, makeJpegHeader, makePng, makeSvg, makeWebpHeader } from '../fixtures/media/images.ts'
 
 const PAGE = 'https://www.example.com/blog/post?id=7'

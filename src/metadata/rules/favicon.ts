@@ -10,7 +10,7 @@
 // signal, the executable-candidate rules.
 import type { AsyncLocalStorage } from 'node:async_hooks'
 import { getDomain } from 'tldts'
-import { mimeOf, typeFromUrl } from '../media.ts'
+import { mimeOf, typeFromUrl } from '../../media/objects.ts'
 import type { RequestState, Rule } from './types.ts'
 
 export interface IconCandidate {

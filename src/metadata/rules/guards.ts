@@ -1,6 +1,6 @@
 // Wrappers that hold every rule of a field to §9's value rules, so a value that fails is passed over and the
 // next rule is tried (metascraper moves on when a rule gives undefined).
-import { resolveMediaUrl } from '../media.ts'
+import { resolveMediaUrl } from '../../media/objects.ts'
 import { toHttpUrl } from '../../util/url.ts'
 import type { ImageLikeKind, Rule } from './types.ts'
 

@@ -4,7 +4,7 @@
 import type { RulesTestOptions } from 'metascraper'
 import type { Logger } from 'pino'
 import type { Probe } from '../../net/types.ts'
-import type { MediaObject } from '../media.ts'
+import type { MediaObject } from '../../media/objects.ts'
 
 export type HtmlDom = RulesTestOptions['htmlDom']
 

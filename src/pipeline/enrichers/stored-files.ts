@@ -1,7 +1,7 @@
 // Enricher: the producers' files stored under deterministic keys and described as media objects (docs/api.md §3.2,
 // §8): `{url, type, size, size_pretty, ...details}`, in the order the producers ran.
 import { contentDispositionOf, fileKeyOf, type StoredFile } from '../../storage/index.ts'
-import { toSizePretty } from '../../metadata/media.ts'
+import { toSizePretty } from '../../media/objects.ts'
 import type { FileKind, GeneratedFile } from '../../browser/producers/index.ts'
 import type { Enricher } from './enricher.ts'
 

@@ -1,4 +1,4 @@
-// Media objects (API.md §4.2) and the checks a media URL must pass before it is returned (§3.4 `ping`, §9).
+// Media objects (docs/api.md §4.2) and the checks a media URL must pass before it is returned (§3.4 `ping`, §9).
 // Everything here is pure except probeMediaObject, which makes the one ranged GET a candidate gets.
 import { imageSize } from 'image-size'
 import prettyBytes from 'pretty-bytes'

@@ -7,14 +7,18 @@
 // others, and a render nobody waits for any more leaves the browser queue.
 import type { Logger } from 'pino'
 import type { Store } from '../store/index.ts'
-import type { Cache, CacheEntry } from './cache.ts'
-import type { Computed, Fresh } from './compute.ts'
+import type { Cache, CacheEntry } from './entries.ts'
 import { abortReason, abortable, sleep, throwIfAborted } from '../util/abort.ts'
 
-export interface Flight {
+/** What a computation gives: at least the entry it wrote; the caller may add what it keeps in memory besides. */
+export interface Computation {
+  entry: CacheEntry
+}
+
+export interface Flight<T extends Computation = Computation> {
   entry: CacheEntry
   /** The computation's in-memory result, when it ran in this process (absent when another instance led). */
-  fresh?: Fresh
+  computed?: T
   /** True when this caller led it (in this process, through the promise map or the lock). */
   computedHere: boolean
 }
@@ -24,7 +28,7 @@ export interface SingleFlight {
    * Runs compute() once per key across callers and instances. `since` is the epoch ms after which a
    * cache entry counts as the fruit of the flight we joined (older ones are what we are replacing).
    */
-  run (key: string, compute: (signal: AbortSignal) => Promise<Computed>, options: { signal: AbortSignal, lockTtl: number, since: number }): Promise<Flight>
+  run<T extends Computation> (key: string, compute: (signal: AbortSignal) => Promise<T>, options: { signal: AbortSignal, lockTtl: number, since: number }): Promise<Flight<T>>
   /** Flights under way in this process (for tests and metrics). */
   size (): number
 }
@@ -38,11 +42,15 @@ interface Running {
   controller: AbortController
 }
 
+function here<T extends Computation> (computed: T): Flight<T> {
+  return { entry: computed.entry, computed, computedHere: true }
+}
+
 export function createSingleFlight (deps: { store: Store, cache: Cache, log: Logger, pollMs?: number }): SingleFlight {
   const inFlight = new Map<string, Running>()
   const pollMs = deps.pollMs ?? 50
 
-  async function leadOrFollow (key: string, compute: (signal: AbortSignal) => Promise<Computed>, signal: AbortSignal, options: { lockTtl: number, since: number }): Promise<Flight> {
+  async function leadOrFollow<T extends Computation> (key: string, compute: (signal: AbortSignal) => Promise<T>, signal: AbortSignal, options: { lockTtl: number, since: number }): Promise<Flight<T>> {
     const lockKey = LOCK_PREFIX + key
     for (;;) {
       throwIfAborted(signal)
@@ -53,11 +61,11 @@ export function createSingleFlight (deps: { store: Store, cache: Cache, log: Log
         // The store is away: compute here without the cross-instance lock (the in-process map still
         // dedupes) rather than fail the request; locks work again once the store is back.
         deps.log.warn({ err }, 'lock store unavailable; computing without the shared lock')
-        return { ...await compute(signal), computedHere: true }
+        return here(await compute(signal))
       }
       if (token !== null) {
         try {
-          return { ...await compute(signal), computedHere: true }
+          return here(await compute(signal))
         } finally {
           await deps.store.releaseLock(lockKey, token).catch((err: unknown) => deps.log.warn({ err }, 'lock release failed'))
         }
@@ -94,10 +102,11 @@ export function createSingleFlight (deps: { store: Store, cache: Cache, log: Log
   }
 
   return {
-    async run (key, compute, options) {
+    async run<T extends Computation> (key: string, compute: (signal: AbortSignal) => Promise<T>, options: { signal: AbortSignal, lockTtl: number, since: number }): Promise<Flight<T>> {
       const running = inFlight.get(key)
       if (running !== undefined) {
-        const flight = await join(running, options.signal)
+        // One key, one kind of computation: what the leader computed is what this caller would have.
+        const flight = await join(running, options.signal) as Flight<T>
         return { ...flight, computedHere: false }
       }
       const controller = new AbortController()
@@ -109,7 +118,7 @@ export function createSingleFlight (deps: { store: Store, cache: Cache, log: Log
       inFlight.set(key, created)
       const cleanup = (): void => { if (inFlight.get(key) === created) inFlight.delete(key) }
       created.promise.then(cleanup, cleanup)
-      return await join(created, options.signal)
+      return await join(created, options.signal) as Flight<T>
     },
     size: () => inFlight.size
   }

@@ -1,6 +1,7 @@
 // Cache entries: what a computation produced, how to store it and how to judge it on lookup (API.md §7).
 import { LRUCache } from 'lru-cache'
 import type { Store } from '../store/index.ts'
+import type { StoredFile } from '../storage/index.ts'
 
 export type CacheStatus = 'MISS' | 'HIT' | 'BYPASS' | 'STALE'
 export type FetchMode = 'fetch' | 'prerender' | 'skipped'
@@ -26,6 +27,35 @@ export interface CacheEntry {
   meta: EntryMeta
   /** The serialized success envelope, sent as it is on a HIT. */
   body: string
+}
+
+/** The success envelope of docs/api.md §4.1, as an entry's body serializes it. */
+export interface Envelope {
+  status: 'success'
+  data: Record<string, unknown>
+  statusCode: number | null
+  headers: Record<string, string>
+  redirects: Array<{ statusCode: number, url: string }>
+}
+
+/**
+ * What a computation still holds in memory once its entry is serialized: the envelope and the bytes of the
+ * files it stored (by their path in `data`). The request that computed it, and those that joined it in this
+ * process, answer from these: no parse of the envelope just serialized, no download of a file just uploaded.
+ */
+export interface Fresh {
+  envelope: Envelope
+  files: Record<string, StoredFile>
+}
+
+/** An entry as a request is answered from it. */
+export interface Served {
+  entry: CacheEntry
+  /** The in-memory result when this process computed it now (MISS, BYPASS, or joined here). */
+  fresh?: Fresh
+  status: CacheStatus
+  /** Phase durations in ms, for server-timing. */
+  timings: Record<string, number>
 }
 
 export type Lookup =
