@@ -28,7 +28,7 @@ declare module 'fastify' {
   }
 }
 
-/** Every x-* header a client may read, plus server-timing and retry-after (API.md §6). */
+/** Every x-* header a client may read, plus server-timing and retry-after (docs/api.md §6). */
 export const EXPOSED_HEADERS = [
   'x-request-id', 'x-pricing-plan', 'x-response-time', 'x-rate-limit-limit', 'x-rate-limit-remaining',
   'x-rate-limit-reset', 'x-cache-status', 'x-cache-ttl', 'x-timestamp', 'x-fetch-mode', 'x-fetch-time',
@@ -71,7 +71,7 @@ export async function buildApp (ctx: AppContext, { plan }: { plan: Plan }): Prom
     trustProxy: ctx.config.trustProxy as boolean | string[],
     return503OnClosing: true,
     routerOptions: { maxParamLength: 500 },
-    // Queries up to 32 KiB are the API's limit (API.md §2); Node's default header limit is 16 KiB, so
+    // Queries up to 32 KiB are the API's limit (docs/api.md §2); Node's default header limit is 16 KiB, so
     // allow 64 KiB of headers and let the parser answer EINVALQUERY for anything between.
     serverFactory: handler => http.createServer({ maxHeaderSize: MAX_HEADER_BYTES }, handler),
     clientErrorHandler: (err, socket) => { answerClientError(err, socket, ctx.config.region, ctx.config.docsUrl, plan) },
@@ -112,7 +112,7 @@ export async function buildApp (ctx: AppContext, { plan }: { plan: Plan }): Prom
   })
   app.addHook('onResponse', async (request, reply) => {
     const seconds = (performance.now() - request.startedAt) / 1000
-    // /metrics is never counted (API.md §12.2); the route pattern, not the raw URL, decides.
+    // /metrics is never counted (docs/api.md §12.2); the route pattern, not the raw URL, decides.
     if (request.routeOptions.url !== '/metrics') {
       ctx.metrics.request(plan, reply.statusCode, request.errorCode === '' ? 'none' : request.errorCode, seconds)
     }

@@ -1,4 +1,4 @@
-// The only reader of process.env. Parses and validates every variable of API.md §12.1 once at start;
+// The only reader of process.env. Parses and validates every variable of docs/api.md §12.1 once at start;
 // a bad value throws a ConfigError naming the variable, and server.ts exits with that message.
 import os from 'node:os'
 import ms from 'ms'

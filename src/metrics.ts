@@ -1,4 +1,4 @@
-// Prometheus metrics (API.md §12.2). One registry per context, never prom-client's global one, so two
+// Prometheus metrics (docs/api.md §12.2). One registry per context, never prom-client's global one, so two
 // apps in one process keep separate counts. Labels hold fixed enums only: never a URL, a key or a header.
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client'
 import type { BrowserPoolStats } from './browser/pool/index.ts'

@@ -1,4 +1,4 @@
-// Finding the Chromium executable (API.md §12.1 CHROMIUM_PATH) and the switches every launch gets.
+// Finding the Chromium executable (docs/api.md §12.1 CHROMIUM_PATH) and the switches every launch gets.
 import { execFileSync } from 'node:child_process'
 import { accessSync, constants, readdirSync, readFileSync, statSync } from 'node:fs'
 import path from 'node:path'

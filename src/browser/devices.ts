@@ -1,4 +1,4 @@
-// Device presets (API.md §3.8): our own table, plus every name in Playwright's device registry.
+// Device presets (docs/api.md §3.8): our own table, plus every name in Playwright's device registry.
 // Names match ignoring case, spaces and punctuation. Mobile and tablet presets borrow the user agent of
 // the same (or nearest same-family) Playwright device; desktop presets send a macOS Chrome user agent
 // built from the running Chromium's version (desktopUserAgent).
@@ -38,7 +38,7 @@ interface TableRow {
   uaFrom?: string
 }
 
-// API.md §3.8, every row, exact numbers.
+// docs/api.md §3.8, every row, exact numbers.
 const TABLE: readonly TableRow[] = Object.freeze([
   { name: 'iPhone 15 Pro Max', width: 430, height: 739, dpr: 3, uaFrom: 'iPhone 15 Pro Max' },
   { name: 'iPhone 15 Pro', width: 393, height: 659, dpr: 3, uaFrom: 'iPhone 15 Pro' },

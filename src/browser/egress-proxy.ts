@@ -1,4 +1,4 @@
-// The address guard inside the browser (API.md §10): a forward proxy in this process that Chromium must send every
+// The address guard inside the browser (docs/api.md §10): a forward proxy in this process that Chromium must send every
 // request through. For each plain-http request and each CONNECT tunnel (https, wss, ws) it resolves the host once
 // with guard.resolveChecked (which checks EVERY answer and honours ALLOW_PRIVATE_HOSTS), then connects to exactly
 // the address that was checked, so Chromium never looks a target up itself and DNS rebinding has nothing to rebind.

@@ -1,4 +1,4 @@
-// What a page looks like to the site (API.md §3.5), and how it is applied.
+// What a page looks like to the site (docs/api.md §3.5), and how it is applied.
 //
 // The pool reuses a context + page from job to job and resets it in between (see pool/lease.ts). Emulation is split in
 // two by what Playwright can change on a live page:
@@ -9,7 +9,7 @@
 //  - per-job settings on the reused page: media type, colour scheme and reduced motion (page.emulateMedia), and
 //    the forwarded headers. Every job sets all of them.
 //
-// Forwarded headers (API.md §3.5 `headers`, §13 decision 13): `user-agent` replaces the device's user agent (so it
+// Forwarded headers (docs/api.md §3.5 `headers`, §13 decision 13): `user-agent` replaces the device's user agent (so it
 // is part of the profile, and navigator.userAgent agrees); `accept-language` goes to every request
 // (page.setExtraHTTPHeaders); every other header goes only to requests for the target's origin, which is the
 // origin of the job's first main-frame document request. Those are set by a CDP Fetch handler on the page
@@ -41,7 +41,7 @@ const DROPPED_HEADERS: ReadonlySet<string> = new Set([
   'te', 'trailer', 'transfer-encoding', 'upgrade', 'expect'
 ])
 
-/** Headers sent to every origin (API.md §3.5); everything else only to the target's origin. */
+/** Headers sent to every origin (docs/api.md §3.5); everything else only to the target's origin. */
 export const GLOBAL_HEADERS: ReadonlySet<string> = new Set(['user-agent', 'accept-language'])
 
 export interface ForwardedHeaders {

@@ -1,4 +1,4 @@
-// Network idleness of one page (API.md §3.6 `waitUntil`): `networkidle0` is no request in flight for 500 ms,
+// Network idleness of one page (docs/api.md §3.6 `waitUntil`): `networkidle0` is no request in flight for 500 ms,
 // `networkidle2` (and the last step of `auto`) at most two in flight for 500 ms. Playwright's own `networkidle`
 // only knows the first, so requests are counted here from the page's request events.
 import type { Page, Request } from 'playwright-core'

@@ -1,4 +1,4 @@
-// Cache entries: what a computation produced, how to store it and how to judge it on lookup (API.md §7).
+// Cache entries: what a computation produced, how to store it and how to judge it on lookup (docs/api.md §7).
 import { LRUCache } from 'lru-cache'
 import type { Store } from '../store/index.ts'
 import type { StoredFile } from '../storage/index.ts'

@@ -1,4 +1,4 @@
-// Identical requests in flight share one computation (API.md §7): a map of promises in this process,
+// Identical requests in flight share one computation (docs/api.md §7): a map of promises in this process,
 // and a short store lock across processes. The lock holder writes the cache entry; the others poll for
 // it until their own deadline, and take over when the lock lapses without an entry.
 //

@@ -1,5 +1,5 @@
 // The quota's subject: the client IP (already resolved through TRUST_PROXY by Fastify), with
-// IPv4-mapped IPv6 folded to IPv4 and IPv6 clients counted per /64 (API.md §1.3).
+// IPv4-mapped IPv6 folded to IPv4 and IPv6 clients counted per /64 (docs/api.md §1.3).
 import ipaddr from 'ipaddr.js'
 
 export function quotaSubject (ip: string): string {

@@ -1,4 +1,4 @@
-// The one place that turns anything thrown into the API's error envelope (API.md §11).
+// The one place that turns anything thrown into the API's error envelope (docs/api.md §11).
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
 import { AppError, toAppError } from '../errors.ts'
 

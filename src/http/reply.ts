@@ -1,4 +1,4 @@
-// Shaping a served result into the HTTP answer: cache and timing headers, `filter`, and `embed` (API.md §5, §6).
+// Shaping a served result into the HTTP answer: cache and timing headers, `filter`, and `embed` (docs/api.md §5, §6).
 import type { FastifyReply } from 'fastify'
 import prettyMs from 'pretty-ms'
 import type { HttpClient } from '../net/types.ts'
@@ -9,7 +9,7 @@ import { AppError } from '../errors.ts'
 import { SANDBOX_HEADERS } from './security-headers.ts'
 import type { Storage, StoredFile } from '../storage/index.ts'
 
-/** Assets fetched for an embed are capped at 50 MiB (API.md §5). */
+/** Assets fetched for an embed are capped at 50 MiB (docs/api.md §5). */
 const MAX_EMBED_BYTES = 50 * 1024 * 1024
 
 export function pretty (msValue: number): string {

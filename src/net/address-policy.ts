@@ -1,4 +1,4 @@
-// The address policy of API.md §10 as pure decisions: which IP literals are public unicast, which names are
+// The address policy of docs/api.md §10 as pure decisions: which IP literals are public unicast, which names are
 // always local, and which host:port pairs ALLOW_PRIVATE_HOSTS exempts. No I/O: guard.ts does the resolving.
 
 import ipaddr from 'ipaddr.js'

@@ -1,4 +1,4 @@
-// The address guard (API.md §10): literal URL checks, and the resolve-then-check that yields the one address a
+// The address guard (docs/api.md §10): literal URL checks, and the resolve-then-check that yields the one address a
 // connection may go to. The decisions themselves live in address-policy.ts; this file adds DNS and AppErrors.
 
 import { lookup } from 'node:dns/promises'

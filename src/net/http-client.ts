@@ -1,4 +1,4 @@
-// The guarded outbound HTTP client (API.md §10): every hop is checked, redirects are followed by hand, bodies are
+// The guarded outbound HTTP client (docs/api.md §10): every hop is checked, redirects are followed by hand, bodies are
 // read within a byte bound (decoded bytes included), and the caller's signal is the deadline.
 //
 // No DNS rebinding: the undici Agent gets a custom connector. For every NEW socket it calls
@@ -49,7 +49,7 @@ const CALLER_HEADERS_DROPPED: ReadonlySet<string> = new Set([
   'host', 'connection', 'keep-alive', 'proxy-connection', 'proxy-authorization', 'transfer-encoding', 'te',
   'trailer', 'upgrade', 'expect', 'content-length', 'accept-encoding', 'range'
 ])
-/** The only caller headers that follow a redirect to another origin (API.md §13, decision 13). */
+/** The only caller headers that follow a redirect to another origin (docs/api.md §13, decision 13). */
 const CROSS_ORIGIN_HEADERS: ReadonlySet<string> = new Set(['user-agent', 'accept-language'])
 
 const NETWORK_ERROR_CODES: ReadonlySet<string> = new Set([

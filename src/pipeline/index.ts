@@ -1,4 +1,4 @@
-// The use case of GET /: cache lookup, single flight, computation, cache write (API.md §1.4 steps 7-10).
+// The use case of GET /: cache lookup, single flight, computation, cache write (docs/api.md §1.4 steps 7-10).
 // Reads like a table of contents; each stage lives in its own module.
 import type { Logger } from 'pino'
 import type { AppContext } from '../context.ts'

@@ -1,4 +1,4 @@
-// prerender=auto (API.md §3.6): a plain GET unless something needs the browser, and the browser takes
+// prerender=auto (docs/api.md §3.6): a plain GET unless something needs the browser, and the browser takes
 // over when the GET fails or its HTML looks client-rendered. Pure decisions, no I/O.
 import type { ExtractOptions } from '../schemas/options.ts'
 import { BROWSER_NEEDS } from '../schemas/derived.ts'

@@ -1,4 +1,4 @@
-// GET / (and HEAD): the API. Thin: plan, quota, parse, then the use case and the reply (API.md §1.4).
+// GET / (and HEAD): the API. Thin: plan, quota, parse, then the use case and the reply (docs/api.md §1.4).
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { Logger } from 'pino'
 import type { AppContext } from '../context.ts'
@@ -67,7 +67,7 @@ export async function extractRoutes (app: FastifyInstance, { ctx, plan }: { ctx:
     const raw = rawQueryOf(request.url)
     const { options, cacheKey } = parsedQueries.get(plan, raw, request.headers, () => {
       const parsed = parseQuery(raw, { plan, headers: request.headers, maxTimeout: ctx.config.maxTimeout })
-      // Literal address checks belong to validation (API.md §1.4 step 6), before the cache lookup.
+      // Literal address checks belong to validation (docs/api.md §1.4 step 6), before the cache lookup.
       ctx.guard.assertUrlAllowed(new URL(parsed.url))
       return { options: parsed, cacheKey: cacheKeyOf(parsed) }
     })

@@ -1,4 +1,4 @@
-// GET/HEAD /files/<key>: generated files kept on local disk (API.md §8). With S3 storage the files live
+// GET/HEAD /files/<key>: generated files kept on local disk (docs/api.md §8). With S3 storage the files live
 // behind CDN_URL, so this route answers 404 like any unknown path.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { AppError } from '../errors.ts'

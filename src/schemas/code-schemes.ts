@@ -1,4 +1,4 @@
-// The Prism theme ids accepted by `screenshot.codeScheme` (API.md §3.2): the themes of the
+// The Prism theme ids accepted by `screenshot.codeScheme` (docs/api.md §3.2): the themes of the
 // `prism-themes` package (1.9.x), each named by its file `themes/prism-<id>.css` without the prefix
 // and suffix. The package itself is not a dependency yet; whoever renders the theme needs its CSS.
 

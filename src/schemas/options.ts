@@ -1,4 +1,4 @@
-// The typed, normalized options of one API request (API.md §3), as parseQuery (query.ts) builds them.
+// The typed, normalized options of one API request (docs/api.md §3), as parseQuery (query.ts) builds them.
 // Every parameter has its default filled in and its value normalized, so two queries that mean the
 // same thing (other spelling, other order, a default stated or not) give deep-equal objects. Optional
 // members are left out, never set to undefined.
@@ -9,7 +9,7 @@ export type { Viewport }
 export const META_FIELDS = ['title', 'description', 'lang', 'author', 'publisher', 'image', 'url', 'date', 'logo'] as const
 export type MetaField = (typeof META_FIELDS)[number]
 
-/** `data` rule types (API.md §3.3). */
+/** `data` rule types (docs/api.md §3.3). */
 export const RULE_TYPES = [
   'auto', 'string', 'number', 'boolean', 'object', 'date', 'email', 'ip', 'lang', 'regexp', 'url',
   'title', 'description', 'author', 'publisher', 'image', 'logo', 'video', 'audio'

@@ -1,4 +1,4 @@
-// Local file storage under STORAGE_DIR, served by GET /files/<key> (API.md §8, local mode).
+// Local file storage under STORAGE_DIR, served by GET /files/<key> (docs/api.md §8, local mode).
 //
 // Layout under the root (keys never start with a dot, so the dot folders can never be addressed):
 //   <key>                 the bytes: `<hash>.<ext>`, or `<hash>/<name>` for named files

@@ -1,4 +1,4 @@
-// Storage of generated files (screenshots, PDFs), behind one small interface (API.md §8).
+// Storage of generated files (screenshots, PDFs), behind one small interface (docs/api.md §8).
 // Two backends pass the same contract suite: S3 (S3_BUCKET set) and local disk (the embedded default).
 import type { Logger } from 'pino'
 import type { Config } from '../config.ts'
@@ -38,7 +38,7 @@ export interface Storage {
   close (): Promise<void>
 }
 
-/** API.md §8. `<hash>/.` and `<hash>/..` match it too; isValidFileKey refuses those as well. */
+/** docs/api.md §8. `<hash>/.` and `<hash>/..` match it too; isValidFileKey refuses those as well. */
 export const FILE_KEY_RE = /^[0-9a-f]{64}(\.(png|jpg|webp|pdf)|\/[A-Za-z0-9._-]{1,100})$/
 
 const FILENAME_RE = /^[A-Za-z0-9._-]{1,100}$/

@@ -1,4 +1,4 @@
-// S3 (or any S3-compatible service) storage (API.md §8, S3 mode). Public URLs point at CDN_URL;
+// S3 (or any S3-compatible service) storage (docs/api.md §8, S3 mode). Public URLs point at CDN_URL;
 // expiry is left to a bucket lifecycle rule. get() reads objects back so embeds can stream the bytes.
 import {
   GetObjectCommand,

@@ -34,7 +34,7 @@ export interface Store {
 
 export interface StoreOptions {
   redisUrl: string | undefined
-  /** Largest number of cache entries kept in memory (API.md §7: 1000). */
+  /** Largest number of cache entries kept in memory (docs/api.md §7: 1000). */
   memoryMaxEntries?: number
 }
 

@@ -72,7 +72,7 @@ describe('file keys', () => {
     expect(fileKeyOf(cacheKey, 'screenshot', 'png', 'x'.repeat(100))).toMatch(/\/x{100}$/)
   })
 
-  it('accepts exactly the keys of API.md §8', () => {
+  it('accepts exactly the keys of docs/api.md §8', () => {
     const hash = 'f'.repeat(64)
     for (const key of [`${hash}.png`, `${hash}.jpg`, `${hash}.webp`, `${hash}.pdf`, `${hash}/a`, `${hash}/A-b_c.1.PNG`, `${hash}/${'z'.repeat(100)}`, `${hash}/.hidden`]) {
       expect(isValidFileKey(key), key).toBe(true)

@@ -1,4 +1,4 @@
-// The address guard inside the browser (API.md §10), with real Chromium. Network rule: only loopback. The "blocked"
+// The address guard inside the browser (docs/api.md §10), with real Chromium. Network rule: only loopback. The "blocked"
 // server listens on 127.0.0.1, 127.0.0.2 and [::1] (same port) and counts every connection and every UDP datagram;
 // none of them is exempt, so every test ends by asserting that it saw nothing. The allowed fixture server is exempt
 // (ALLOW_PRIVATE_HOSTS), and its pages point at the blocked one in every way a page can.

@@ -1,4 +1,4 @@
-// Isolation between jobs that share a slot (API.md §3.6: no shared cookies or storage). The pool reuses one context
+// Isolation between jobs that share a slot (docs/api.md §3.6: no shared cookies or storage). The pool reuses one context
 // and page per slot and resets them between jobs; these tests set every kind of state in job 1 on a loopback origin
 // and check that job 2, on the same origin and the same slot (concurrency 1), sees none of it. They also check
 // that job 2 really reused the context (stats().contexts), so what is proven is the reset, not a new context.

@@ -275,7 +275,7 @@ describe('the request deadline', () => {
   })
 })
 
-describe('URL and query length (32 KiB, API.md)', () => {
+describe('URL and query length (32 KiB, docs/api.md)', () => {
   it('takes a query of 32 KiB and refuses one byte more with EINVALQUERY', async () => {
     const prefix = `url=${encodeURIComponent(`${fx.origin}/article/`)}&prerender=false&meta.title&x=`
     const fits = `/?${prefix}${'a'.repeat(32 * 1024 - prefix.length)}`

@@ -1,4 +1,4 @@
-// /metrics (API.md §12.2): Prometheus text from a registry per context, on both listeners; never counted,
+// /metrics (docs/api.md §12.2): Prometheus text from a registry per context, on both listeners; never counted,
 // rate-limited or cached; labels are fixed enums only.
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { build, qs, type Built } from '../helpers/build.ts'

@@ -1,4 +1,4 @@
-// Keys and secrets (API.md §10), beyond api.test.ts's fetch-path log check: a render with forwarded
+// Keys and secrets (docs/api.md §10), beyond api.test.ts's fetch-path log check: a render with forwarded
 // headers, cookies, authorization and proxy credentials, error logs included; keys hashed before the
 // constant-time comparison; sha256: keys end to end; no client reads another's private result.
 import { createHash } from 'node:crypto'

@@ -1,5 +1,5 @@
 // loadPage against a real Chromium and loopback fixture pages: navigation results, the budget rules, and every
-// step of API.md §3.6's browser order.
+// step of docs/api.md §3.6's browser order.
 import { launchTestBrowser, servePages } from '../helpers/chromium.ts'
 import path from 'node:path'
 import http from 'node:http'

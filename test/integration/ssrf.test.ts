@@ -1,4 +1,4 @@
-// SSRF regression suite (API.md §10), end to end: a real listener (fetch over TCP), the real pipeline, a real
+// SSRF regression suite (docs/api.md §10), end to end: a real listener (fetch over TCP), the real pipeline, a real
 // Chromium. Network rule: loopback only. Each case starts its own "victim" server (127.0.0.1, 127.0.0.2 and [::1]
 // on one port, never exempt) that counts every TCP connection, so the cases run in parallel and each one ends by
 // asserting that its victim saw NOTHING. The allowed fixture server (ALLOW_PRIVATE_HOSTS) serves the pages of
@@ -446,7 +446,7 @@ describe.concurrent('parameters that make the service or the page fetch a URL', 
     })
   })
 
-  // BUG (reported to the lead, left skipped): API.md §3.6/§10 say a proxy whose host fails §10 gives 400
+  // BUG (reported to the lead, left skipped): docs/api.md §3.6/§10 say a proxy whose host fails §10 gives 400
   // EFORBIDDENURL with `data.proxy`; today the proxy is parsed (src/schemas/query.ts) but never checked nor used, so
   // these requests answer 200. Un-skip once the proxy is wired through the guard.
   it.skip('proxy pointing at the victim (pro): 400 EFORBIDDENURL', async () => {

@@ -8,7 +8,7 @@ import { createAddressGuard } from '../../src/net/guard.ts'
 import type { ResolvedAddress } from '../../src/net/guard.ts'
 import { isAppError } from '../../src/errors.ts'
 
-/** One address inside each blocked IPv4 class (API.md §10), not at a range edge. */
+/** One address inside each blocked IPv4 class (docs/api.md §10), not at a range edge. */
 const BLOCKED_V4: Array<[string, string]> = [
   ['this network 0/8', '0.1.2.3'],
   ['private 10/8', '10.20.30.40'],

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest'
 import { ConfigError, loadConfig } from '../../src/config.ts'
 
 describe('loadConfig', () => {
-  it('has the defaults of API.md §12.1', () => {
+  it('has the defaults of docs/api.md §12.1', () => {
     const c = loadConfig({})
     expect(c).toMatchObject({
       host: '0.0.0.0', freePort: 3000, proPort: 3001, region: 'local', logLevel: 'info', redisUrl: undefined,

@@ -4,7 +4,7 @@ import {
   DEFAULT_DEVICE, desktopUserAgent, deviceNames, normalizeDeviceName, resolveDevice, suggestDevices
 } from '../../src/browser/devices.ts'
 
-// API.md §3.8, written out again here so the table in the module is checked against the contract.
+// docs/api.md §3.8, written out again here so the table in the module is checked against the contract.
 const TABLE: Array<[string, number, number, number]> = [
   ['iPhone 15 Pro Max', 430, 739, 3], ['iPhone 15 Pro', 393, 659, 3], ['iPhone 15', 393, 659, 3],
   ['iPhone 14 Pro Max', 430, 739, 3], ['iPhone 14', 390, 663, 3], ['iPhone 13 Pro Max', 428, 926, 3],
@@ -22,7 +22,7 @@ const TABLE: Array<[string, number, number, number]> = [
 ]
 const DESKTOPS = new Set(['Macbook Pro 13', 'Macbook Pro 15', 'Macbook Pro 16', 'iMac 21', 'iMac 21 4K', 'iMac 24 4.5K', 'iMac 27', 'iMac 27 5K'])
 
-describe('device table (API.md §3.8)', () => {
+describe('device table (docs/api.md §3.8)', () => {
   it.each(TABLE)('%s is %ix%i @%s', (name, width, height, dpr) => {
     const preset = resolveDevice(name)
     expect(preset?.name).toBe(name)

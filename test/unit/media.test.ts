@@ -1,4 +1,4 @@
-// Media objects (API.md §4.2) and the candidate checks of §3.4/§9, on real image bytes built in
+// Media objects (docs/api.md §4.2) and the candidate checks of §3.4/§9, on real image bytes built in
 // test/fixtures/media/images.ts. Probe results here are what a ranged GET returns for those bytes.
 import { describe, expect, it } from 'vitest'
 import type { ProbeResult } from '../../src/net/types.ts'

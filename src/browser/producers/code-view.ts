@@ -1,4 +1,4 @@
-// `screenshot.codeScheme` (API.md §3.2): a JSON or plain-text target is shown pretty-printed and highlighted with a
+// `screenshot.codeScheme` (docs/api.md §3.2): a JSON or plain-text target is shown pretty-printed and highlighted with a
 // Prism theme before the capture. The document is replaced by a `<pre>` whose tokens carry Prism's class names for
 // its JSON grammar (property, string, number, boolean, null, punctuation, operator), so any Prism theme styles it;
 // the tokenizer is ours, the theme's CSS is the real prism-themes file (or the linked URL).

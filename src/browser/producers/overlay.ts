@@ -1,4 +1,4 @@
-// `screenshot.overlay` (API.md §3.2): a browser-window frame drawn around the capture (`browser: light|dark`) and/or
+// `screenshot.overlay` (docs/api.md §3.2): a browser-window frame drawn around the capture (`browser: light|dark`) and/or
 // a backdrop behind it (`background`: colour, gradient or http(s) image), with a margin proportional to the capture.
 // The composition is an HTML page with the capture as an <img>, captured by screenshot.ts at the capture's device pixel
 // ratio, so the capture is drawn 1:1. It is rendered in a short-lived context of the same browser, with scripts off:

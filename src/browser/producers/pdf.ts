@@ -146,7 +146,7 @@ export function printParameters (pdf: PdfOptions): PrintParameters {
 const READ_CHUNK = 4 * 1024 * 1024
 
 /**
- * Prints the page (API.md §3.2 `pdf`) with the media type already emulated. 400 EPAGERANGE when a range starts past
+ * Prints the page (docs/api.md §3.2 `pdf`) with the media type already emulated. 400 EPAGERANGE when a range starts past
  * the last page; 400 EPDFTOOLARGE when printing does not finish in the time left or the file passes 100 MiB. `cdp` is
  * the page's capture session (a pooled page's comes with JobInfo); without one, a session of its own.
  */

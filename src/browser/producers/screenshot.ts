@@ -199,7 +199,7 @@ async function compose (
 }
 
 /**
- * Captures the loaded page as `shot` asks (API.md §3.2): the viewport, the full page (scrolled through first) or one
+ * Captures the loaded page as `shot` asks (docs/api.md §3.2): the viewport, the full page (scrolled through first) or one
  * element (504 EBRWSRTIMEOUT if it never becomes visible), never more than 16,384 image pixels tall, overlay included;
  * a JSON or text target is first shown as highlighted code; then the overlay. The width and height returned are
  * those of the bytes.
