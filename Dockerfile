@@ -1,18 +1,32 @@
-# pagecast: Node 24 on Debian bookworm with Debian's Chromium and fonts (CJK and colour emoji included).
-FROM node:24-bookworm-slim
+# pagecast: two stages. The build stage has the C++ toolchain that metascraper's native `re2` needs; the runtime
+# stage has Node 24, Debian's Chromium and fonts (CJK and colour emoji included), and no compiler.
+# Base pinned to a Node 24 LTS release on Debian bookworm; bump both stages together.
+ARG NODE_IMAGE=node:24.11.1-bookworm-slim
 
+FROM ${NODE_IMAGE} AS build
 RUN apt-get update \
- && apt-get install -y --no-install-recommends chromium fonts-liberation fonts-noto-core fonts-noto-cjk fonts-noto-color-emoji \
-      ca-certificates python3 make g++ tini \
+ && apt-get install -y --no-install-recommends python3 make g++ ca-certificates \
  && rm -rf /var/lib/apt/lists/*
-
 WORKDIR /app
 COPY package.json package-lock.json ./
 COPY scripts ./scripts
-# The image's Node is already 24, so the bundled `node` devDependency is not needed at run time.
-RUN npm ci --omit=dev --no-audit --no-fund \
- && apt-get purge -y python3 make g++ && apt-get autoremove -y
+# The image's Node is already 24, so the `node` devDependency (and every other dev tool) stays out.
+RUN npm ci --omit=dev --no-audit --no-fund
 
+FROM ${NODE_IMAGE}
+ARG VERSION=0.1.0
+LABEL org.opencontainers.image.title="pagecast" \
+      org.opencontainers.image.description="Self-hosted web page data extraction service speaking the Microlink API" \
+      org.opencontainers.image.version="${VERSION}" \
+      org.opencontainers.image.licenses="MIT" \
+      org.opencontainers.image.base.name="${NODE_IMAGE}"
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends chromium fonts-liberation fonts-noto-core fonts-noto-cjk fonts-noto-color-emoji \
+      ca-certificates tini \
+ && rm -rf /var/lib/apt/lists/*
+WORKDIR /app
+COPY --from=build /app/node_modules ./node_modules
+COPY package.json ./
 COPY src ./src
 
 ENV NODE_ENV=production \
@@ -26,5 +40,6 @@ EXPOSE 3000 3001
 HEALTHCHECK --interval=15s --timeout=3s --start-period=20s --retries=3 \
   CMD node -e "fetch('http://127.0.0.1:'+(process.env.FREE_PORT||3000)+'/health').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"
 
+# The service process gets SIGTERM directly (tini forwards it), so it drains before it exits.
 ENTRYPOINT ["tini", "--"]
 CMD ["node", "src/server.ts"]
