@@ -150,7 +150,7 @@ export async function buildApp (ctx: AppContext, { plan }: { plan: Plan }): Prom
   await app.register(extractRoutes, { ctx, plan })
   await app.register(healthRoutes, { ctx })
   await app.register(metricsRoutes, { ctx })
-  await app.register(docsRoutes)
+  await app.register(docsRoutes, { plan })
   await app.register(filesRoutes, { ctx })
   return app
 }

@@ -1,11 +1,16 @@
-// /docs (HTML) and /openapi.json, both rendered once from the parameter table and the error catalog.
+// /docs (HTML, with the playground for this listener's plan) and /openapi.json, both rendered once from the
+// parameter table and the error catalog.
 import type { FastifyInstance } from 'fastify'
-import { renderDocs } from '../docs/html.ts'
+import type { Plan } from '../config.ts'
+import { DOCS_CSP, renderDocs } from '../docs/html.ts'
 import { openApiDocument } from '../docs/openapi.ts'
 
-export async function docsRoutes (app: FastifyInstance): Promise<void> {
-  const html = renderDocs()
+export async function docsRoutes (app: FastifyInstance, { plan }: { plan: Plan }): Promise<void> {
+  const html = renderDocs(plan)
   const openapi = JSON.stringify(openApiDocument())
-  app.get('/docs', async (_request, reply) => await reply.type('text/html; charset=utf-8').send(html))
+  app.get('/docs', async (_request, reply) => await reply
+    .header('content-security-policy', DOCS_CSP)
+    .type('text/html; charset=utf-8')
+    .send(html))
   app.get('/openapi.json', async (_request, reply) => await reply.type('application/json; charset=utf-8').send(openapi))
 }

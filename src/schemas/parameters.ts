@@ -64,7 +64,7 @@ export const PARAMETERS = {
     aliases: STREAM.keys,
     read: readEmbed,
     cacheKey: 'leave-out',
-    doc: doc('Dot path into `data`; the response body becomes that value (files and media URLs are streamed).', STRING)
+    doc: doc('Dot path into `data`; the response body becomes that value (files and media URLs are streamed).', { ...STRING, examples: ['screenshot.url', 'pdf.url', 'image.url', 'title'] })
   },
   screenshot: {
     group: 'outputs',
