@@ -1,5 +1,7 @@
 // The only reader of process.env. Parses and validates every variable of docs/api.md §12.1 once at start;
-// a bad value throws a ConfigError naming the variable, and server.ts exits with that message.
+// a bad value throws a ConfigError naming the variable, and server.ts exits with that message. A .env file, when
+// there is one, is loaded into the environment first (docs/operations.md#environment).
+import { existsSync } from 'node:fs'
 import os from 'node:os'
 import ms from 'ms'
 
@@ -64,6 +66,21 @@ export class ConfigError extends Error {
 }
 
 type Env = Record<string, string | undefined>
+
+/**
+ * Loads `path` (a .env file, relative to the working directory) into process.env when the file exists, before
+ * loadConfig reads it. A variable already set, even to an empty value, keeps its value: the real environment
+ * wins (process.loadEnvFile never overrides). Returns whether a file was read.
+ */
+export function loadEnvFile (path = '.env'): boolean {
+  if (!existsSync(path)) return false
+  try {
+    process.loadEnvFile(path)
+  } catch (err) {
+    throw new ConfigError(path, `could not be read (${err instanceof Error ? err.message : String(err)})`)
+  }
+  return true
+}
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']
 

@@ -1,14 +1,17 @@
-// Entry point: loadConfig -> createContext -> buildApp (x2) -> listen. Owns signals and shutdown:
+// Entry point: .env -> loadConfig -> createContext -> buildApp (x2) -> listen. Owns signals and shutdown:
 // requests in flight finish, then the context closes (store, clients) in reverse order.
 import closeWithGrace from 'close-with-grace'
-import { ConfigError, loadConfig } from './config.ts'
+import { ConfigError, loadConfig, loadEnvFile } from './config.ts'
 import { createLogger } from './logger.ts'
+import { re2Status } from './metadata/re2.ts'
 import { closeContext, createContext } from './context.ts'
 import { buildApp } from './app.ts'
 
 async function main (): Promise<void> {
   let config
+  let envFile = false
   try {
+    envFile = loadEnvFile('.env')
     config = loadConfig(process.env)
   } catch (err) {
     if (err instanceof ConfigError) {
@@ -18,6 +21,10 @@ async function main (): Promise<void> {
     throw err
   }
   const log = createLogger({ level: config.logLevel })
+  const re2 = re2Status()
+  const runtime = { node: process.version, envFile: envFile ? '.env' : undefined }
+  if (re2.active) log.info({ ...runtime, re2: true }, 're2 active: metadata URL matching runs in linear time')
+  else log.warn({ ...runtime, re2: false, reason: re2.reason }, 're2 not loaded: metadata URL matching falls back to backtracking RegExp; see docs/operations.md#installing')
   const ctx = await createContext(config, log)
   const free = await buildApp(ctx, { plan: 'free' })
   const pro = await buildApp(ctx, { plan: 'pro' })

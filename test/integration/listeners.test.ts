@@ -1,6 +1,8 @@
 // Real listeners: HTTP over sockets, the official @microlink/mql client, and the process's own
-// start-up and graceful shutdown.
+// start-up (.env, the re2 line) and graceful shutdown.
 import { spawn } from 'node:child_process'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import os from 'node:os'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import mqlClient, { MicrolinkError } from '@microlink/mql'
@@ -99,6 +101,31 @@ describe('the process', () => {
     const code = await new Promise<number | null>(resolve => child.on('exit', resolve))
     expect(code).toBe(1)
     expect(stderr).toContain('FREE_PORT')
+  })
+
+  it('reads .env from its working directory, the environment winning, and says whether re2 is active', async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'pagecast-dotenv-'))
+    const [fromFile, fromEnv, overridden] = [await freePort(), await freePort(), await freePort()]
+    writeFileSync(path.join(dir, '.env'), `FREE_PORT=${fromFile}\nPRO_PORT=${overridden}\n`)
+    const env: Record<string, string | undefined> = { ...process.env, PRO_PORT: String(fromEnv), HOST: '127.0.0.1', LOG_LEVEL: 'info' }
+    delete env.FREE_PORT
+    const child = spawn(process.execPath, [path.join(ROOT, 'src/server.ts')], { cwd: dir, env, stdio: ['ignore', 'pipe', 'pipe'] })
+    let stdout = ''
+    child.stdout.on('data', (d: Buffer) => { stdout += d.toString() })
+    const exited = new Promise<number | null>(resolve => child.on('exit', resolve))
+    const up = async (port: number): Promise<boolean> => await fetch(`http://127.0.0.1:${port}/health`).then(r => r.ok, () => false)
+    try {
+      for (let i = 0; i < 100 && !await up(fromFile); i++) await new Promise(r => setTimeout(r, 100))
+      expect(await up(fromFile)).toBe(true)
+      expect(await up(fromEnv)).toBe(true)
+      expect(await up(overridden)).toBe(false)
+      const lines = stdout.split('\n').flatMap(line => { try { return [JSON.parse(line) as Record<string, unknown>] } catch { return [] } })
+      expect(lines.find(line => 're2' in line)).toMatchObject({ re2: true, envFile: '.env', node: process.version })
+    } finally {
+      child.kill('SIGTERM')
+      await exited
+      rmSync(dir, { recursive: true, force: true })
+    }
   })
 
   it('finishes requests in flight on SIGTERM, then exits', async () => {

@@ -1,6 +1,7 @@
 // Starts a real redis-server on a free loopback port for the whole run and hands its URL to the tests.
 // scripts/system-deps.sh (npm's pretest) installs redis-server when the machine lacks it.
 // Also starts s3rver (an S3-compatible server, in process) on a free loopback port with one bucket.
+// Refuses to run under a Node older than the service's.
 import { spawn, type ChildProcess } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
 import net from 'node:net'
@@ -71,6 +72,11 @@ async function startS3 (): Promise<string> {
 }
 
 export async function setup (project: TestProject): Promise<void> {
+  // The service and the processes the tests start need Node 24 (package.json engines); npm test runs the tests
+  // under it even on a machine whose own Node is older (scripts/node.sh, docs/operations.md#installing).
+  if (Number(process.versions.node.split('.')[0]) < 24) {
+    throw new Error(`the tests need Node 24 or later, not ${process.version}: run them with npm test (npm test -- <file> for one file)`)
+  }
   const port = await freePort()
   dir = mkdtempSync(path.join(os.tmpdir(), 'pagecast-redis-'))
   redis = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir], {

@@ -1,5 +1,8 @@
-import { describe, expect, it } from 'vitest'
-import { ConfigError, loadConfig } from '../../src/config.ts'
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+import { afterEach, describe, expect, it } from 'vitest'
+import { ConfigError, loadConfig, loadEnvFile } from '../../src/config.ts'
 
 describe('loadConfig', () => {
   it('has the defaults of docs/api.md §12.1', () => {
@@ -58,5 +61,35 @@ describe('loadConfig', () => {
     expect(error).toBeInstanceOf(ConfigError)
     expect((error as ConfigError).variable).toBe(variable)
     expect((error as Error).message).toContain(variable)
+  })
+})
+
+describe('loadEnvFile', () => {
+  const names = ['PAGECAST_TEST_FROM_FILE', 'PAGECAST_TEST_SET', 'PAGECAST_TEST_EMPTY']
+  let dir: string | undefined
+  afterEach(() => {
+    for (const name of names) Reflect.deleteProperty(process.env, name)
+    if (dir !== undefined) rmSync(dir, { recursive: true, force: true })
+    dir = undefined
+  })
+
+  it('adds the variables of a .env file and keeps those already set, even empty', () => {
+    dir = mkdtempSync(path.join(os.tmpdir(), 'pagecast-env-'))
+    const file = path.join(dir, '.env')
+    writeFileSync(file, '# comment\nPAGECAST_TEST_FROM_FILE=file\nPAGECAST_TEST_SET=file\nPAGECAST_TEST_EMPTY="file"\n')
+    process.env.PAGECAST_TEST_SET = 'shell'
+    process.env.PAGECAST_TEST_EMPTY = ''
+    expect(loadEnvFile(file)).toBe(true)
+    expect(process.env.PAGECAST_TEST_FROM_FILE).toBe('file')
+    expect(process.env.PAGECAST_TEST_SET).toBe('shell')
+    expect(process.env.PAGECAST_TEST_EMPTY).toBe('')
+  })
+
+  it('does nothing without a file, and names the file it cannot read', () => {
+    dir = mkdtempSync(path.join(os.tmpdir(), 'pagecast-env-'))
+    expect(loadEnvFile(path.join(dir, '.env'))).toBe(false)
+    const notAFile = path.join(dir, 'dir.env')
+    mkdirSync(notAFile)
+    expect(() => loadEnvFile(notAFile)).toThrow(ConfigError)
   })
 })
