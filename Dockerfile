@@ -10,7 +10,8 @@ RUN apt-get update \
 WORKDIR /app
 COPY package.json package-lock.json ./
 COPY scripts ./scripts
-# The image's Node is already 24, so the `node` devDependency (and every other dev tool) stays out.
+# Dev tools stay out. The image's Node is 24, so nothing is fetched for it, and the postinstall builds re2 for it
+# once (a prebuilt binary when the build can reach it, else with the toolchain above).
 RUN npm ci --omit=dev --no-audit --no-fund
 
 FROM ${NODE_IMAGE}
