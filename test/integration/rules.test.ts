@@ -164,3 +164,134 @@ describe('one table of rules in both load modes', () => {
     expect(results.true).toEqual(results.false)
   })
 })
+
+describe('evaluate, in the page', () => {
+  it('gives the value of an expression or a function, through `type`; a throw is a miss', async () => {
+    const throws = '() => { throw new Error("boom") }'
+    const res = await extract({ url: page }, {
+      title: { evaluate: 'document.title' },
+      answer: { evaluate: '() => 40 + 2', type: 'number' },
+      count: { evaluate: 'async () => document.querySelectorAll(".item").length' },
+      object: { evaluate: '({ a: [1, "b"], c: undefined })' },
+      thrown: { evaluate: throws },
+      afterThrow: [{ evaluate: throws }, { selector: '.brand', attr: 'text' }],
+      failsType: { evaluate: '"not a number"', type: 'number' },
+      nested: { selector: '#story', attr: { heading: { evaluate: '() => document.querySelector("h1").textContent.trim()' } } }
+    })
+    expect(res.statusCode, res.body).toBe(200)
+    // evaluate needs the browser, so prerender=auto renders at once.
+    expect(res.headers['x-fetch-mode']).toBe('prerender')
+    expect(res.json().data).toMatchObject({
+      title: 'Rules fixture | Pagecast Tests',
+      answer: 42,
+      count: 3,
+      object: { a: [1, 'b'] },
+      thrown: null,
+      afterThrow: 'Pagecast Tests',
+      failsType: null,
+      nested: { heading: 'The   main   story' }
+    })
+  })
+
+  it('makes even prerender=false use the browser', async () => {
+    const res = await extract({ url: page, prerender: false }, { title: { evaluate: 'document.title' } })
+    // evaluate needs the browser, whatever prerender says (docs/api.md §3.3, §3.6).
+    expect(res.headers['x-fetch-mode']).toBe('prerender')
+    expect(res.json().data.title).toBe('Rules fixture | Pagecast Tests')
+  })
+
+  it('refuses source that does not parse with EINVALEVAL', async () => {
+    const res = await extract({ url: page }, { broken: { evaluate: '() => {' } })
+    expect(res.statusCode).toBe(400)
+    expect(res.json().code).toBe('EINVALEVAL')
+  })
+})
+
+describe('val', () => {
+  const rules = {
+    input: { selector: 'input[name=q]', attr: 'val' },
+    select: { selector: 'select', attr: 'val' },
+    textarea: { selector: 'textarea', attr: 'val' }
+  }
+
+  it('reads the live values in the browser, after a script changed them', async () => {
+    const res = await extract({ url: `${origin}/rules/val.html`, prerender: true }, rules)
+    expect(res.json().data).toMatchObject({ input: 'set by script', select: 'b', textarea: 'typed text' })
+  })
+
+  it('reads the markup (value attribute, selected option, textarea text) in fetch mode', async () => {
+    const res = await extract({ url: `${origin}/rules/val.html`, prerender: false }, rules)
+    expect(res.json().data).toMatchObject({ input: 'from the markup', select: 'a', textarea: 'markup text' })
+  })
+})
+
+describe('media-typed rules and ping', () => {
+  it('returns unchecked {url, type} objects with ping.image=false, and probes nothing', async () => {
+    const before = fx.hitsOf('/rules/missing.png')
+    const res = await extract({ url: page, prerender: false, 'ping.image': false, meta: false }, {
+      image: { selector: 'img[alt=missing]', attr: 'src', type: 'image' }
+    })
+    expect(res.json().data.image).toEqual({ url: `${origin}/rules/missing.png`, type: 'png', size: null, size_pretty: null, width: null, height: null })
+    expect(fx.hitsOf('/rules/missing.png')).toBe(before)
+  })
+})
+
+describe('targets that are not HTML', () => {
+  const rules = { whole: { attr: 'json' }, text: { attr: 'text' }, markdown: { attr: 'markdown' } }
+
+  it.each([false, true])('reads a JSON body whole (prerender=%s)', async (prerender) => {
+    const res = await extract({ url: `${origin}/data.json`, prerender }, rules)
+    expect(res.json().data).toMatchObject({
+      whole: { hello: 'world', items: [1, 2, 3] },
+      text: '{"hello":"world","items":[1,2,3]}',
+      markdown: '{"hello":"world","items":\\[1,2,3\\]}'
+    })
+  })
+
+  it('gives null for an image target', async () => {
+    const res = await extract({ url: `${origin}/favicon.png`, prerender: false }, { text: { attr: 'text' } })
+    expect(res.json().data.text).toBeNull()
+  })
+})
+
+describe('mainContent', () => {
+  it('falls back to the whole body when there is no article', async () => {
+    const res = await extract({ url: `${origin}/plain/`, prerender: false }, { main: { mainContent: true, attr: 'text' } })
+    expect(res.json().data.main).toBe('Nothing but a title and some text, and a favicon at the origin.')
+  })
+
+  it('is a boolean: anything else is EINVALDATA', async () => {
+    const res = await extract({ url: page }, { main: { mainContent: 'maybe', attr: 'text' } })
+    expect(res.statusCode).toBe(400)
+    expect(res.json()).toMatchObject({ code: 'EINVALDATA', data: { 'data.main': expect.stringContaining('mainContent') } })
+  })
+})
+
+describe('@microlink/mql against the app', () => {
+  // The official clients' collection rules (docs/api.md §3.3), sent the way mql encodes them.
+  const collections = {
+    links: { selectorAll: 'a', attr: 'href', type: 'url' },
+    images: { selectorAll: 'img', attr: 'src', type: 'url' },
+    videos: { selectorAll: 'video', attr: 'src', type: 'url' },
+    audios: { selectorAll: 'audio', attr: 'src', type: 'url' },
+    emails: { attr: 'html', type: 'email' },
+    items: TABLE.items?.[0],
+    ruleFallback: TABLE.ruleFallback?.[0]
+  }
+
+  it('runs the collection rules and returns our values unchanged', async () => {
+    const result = await mql(page, { endpoint: freeUrl, prerender: false, data: collections as never, meta: false })
+    expect(result.status).toBe('success')
+    expect(result.data).toEqual(withOrigin({
+      links: ['ORIGIN/', 'ORIGIN/about', 'ORIGIN/docs/guide?x=1#top', 'ORIGIN/p/1', 'ORIGIN/p/2', 'https://example.com/p/3'],
+      images: ['ORIGIN/rules/missing.png', 'http://127.0.0.1:9/favicon.png', 'ORIGIN/favicon.png'],
+      videos: ['ORIGIN/rules/clip.mp4'],
+      audios: ['ORIGIN/rules/sound.mp3'],
+      emails: ['sales@example.com', 'support@example.com'],
+      items: TABLE.items?.[1],
+      ruleFallback: 'Pagecast Tests'
+    }))
+    const direct = await extract({ url: page, prerender: false, meta: false }, collections)
+    expect(result.data).toEqual(direct.json().data)
+  })
+})
