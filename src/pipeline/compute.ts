@@ -90,8 +90,8 @@ export async function computeEntry (ctx: AppContext, options: ExtractOptions, ru
       headers: loaded.headers,
       redirects: loaded.redirects
     }
-    // A skipped metadata step still reports how the page was loaded.
-    fetchMode = outputs.meta === false && loaded.mode === 'fetch' ? 'skipped' : loaded.mode
+    // A page was loaded (for the metadata, the rules or the browser's work): the header says how (docs/api.md §6).
+    fetchMode = loaded.mode
   }
 
   ctx.metrics.fetchMode(fetchMode)

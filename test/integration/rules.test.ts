@@ -231,6 +231,8 @@ describe('media-typed rules and ping', () => {
     const res = await extract({ url: page, prerender: false, 'ping.image': false, meta: false }, {
       image: { selector: 'img[alt=missing]', attr: 'src', type: 'image' }
     })
+    // meta=false loads the page all the same for the rules, and says so.
+    expect(res.headers['x-fetch-mode']).toBe('fetch')
     expect(res.json().data.image).toEqual({ url: `${origin}/rules/missing.png`, type: 'png', size: null, size_pretty: null, width: null, height: null })
     expect(fx.hitsOf('/rules/missing.png')).toBe(before)
   })
