@@ -200,6 +200,17 @@ describe('evaluate, in the page', () => {
     expect(res.json().data.title).toBe('Rules fixture | Pagecast Tests')
   })
 
+  it('cannot run past the request\'s deadline: an endless loop ends in ETIMEOUT, and the browser serves the next request', async () => {
+    const started = Date.now()
+    const res = await extract({ url: page, timeout: 3000 }, { loop: { evaluate: '() => { while (true) {} }' } })
+    expect(res.statusCode).toBe(504)
+    expect(res.json().code).toBe('ETIMEOUT')
+    expect(Date.now() - started).toBeLessThan(8000)
+    const next = await extract({ url: page }, { title: { evaluate: 'document.title' } })
+    expect(next.statusCode).toBe(200)
+    expect(next.json().data.title).toBe('Rules fixture | Pagecast Tests')
+  }, 30_000)
+
   it('refuses source that does not parse with EINVALEVAL', async () => {
     const res = await extract({ url: page }, { broken: { evaluate: '() => {' } })
     expect(res.statusCode).toBe(400)
