@@ -11,6 +11,7 @@ import { createHttpClient } from './net/http-client.ts'
 import type { HttpClient, Probe } from './net/types.ts'
 import { PROBE_BYTES } from './media/objects.ts'
 import { createMetadataExtractor, type MetadataExtractor } from './metadata/extractor.ts'
+import { createRuleRunner, type RuleRunner } from './extract/index.ts'
 import { createKeyVerifier } from './http/auth.ts'
 import { desktopUserAgent } from './browser/devices.ts'
 import { createBrowserPool, createLazyBrowserPool, type BrowserPoolOptions, type LazyBrowserPool } from './browser/pool/index.ts'
@@ -26,6 +27,8 @@ export interface AppContext {
   guard: AddressGuard
   http: HttpClient
   metadata: MetadataExtractor
+  /** `data` rules (docs/api.md §3.3). */
+  rules: RuleRunner
   browser: LazyBrowserPool
   /** Prometheus metrics of this context (its own registry). */
   metrics: ServiceMetrics
@@ -59,6 +62,7 @@ export async function createContext (config: Readonly<Config>, log: Logger, over
     maxBytes: options.maxBytes === undefined || options.maxBytes === PROBE_BYTES ? config.maxProbeBytes : options.maxBytes
   })
   const metadata = createMetadataExtractor({ probe, log, maxHtmlBytes: config.maxHtmlBytes })
+  const rules = createRuleRunner({ probe, log })
   const browser = createLazyBrowserPool(async () => await createBrowserPool({
     chromiumPath: config.chromiumPath,
     wsEndpoint: config.browserWsEndpoint,
@@ -77,6 +81,7 @@ export async function createContext (config: Readonly<Config>, log: Logger, over
     guard,
     http,
     metadata,
+    rules,
     browser,
     metrics: createMetrics({ browserStats: () => browser.stats() }),
     verifyKey: createKeyVerifier(config.apiKeys),

@@ -58,6 +58,14 @@ export interface ExtractInput {
   ping: PingOptions
   /** The request's deadline, passed into every probe. */
   signal: AbortSignal
+  /** The HTML already decoded and parsed for this request (docs/architecture.md: parsed once for metadata and rules). */
+  document?: ParsedHtml
+}
+
+/** An HTML body decoded (decodeHtml) and parsed with cheerio, its base URI the page's URL. */
+export interface ParsedHtml {
+  html: string
+  dom: HtmlDom
 }
 
 export type MetadataResult = Partial<Record<MetaField, unknown>>
@@ -66,11 +74,12 @@ export interface MetadataExtractor {
   extract: (input: ExtractInput) => Promise<MetadataResult>
 }
 
-type TargetKind = 'html' | 'other' | Extract<MediaKind, 'image' | 'video' | 'audio'>
+export type TargetKind = 'html' | 'other' | Extract<MediaKind, 'image' | 'video' | 'audio'>
 
 interface ScrapeOptions {
   url: string
   html: string
+  htmlDom?: HtmlDom
   validateUrl: false
   pickPropNames: Set<string>
   request: RequestState
@@ -134,10 +143,11 @@ export function createMetadataExtractor ({ probe, log, maxHtmlBytes = DEFAULT_MA
     const target = classifyTarget(input.headers, input.body)
     if (target === 'image' || target === 'video' || target === 'audio') return describeMediaTarget(input, target, fields)
 
-    const html = target === 'html' ? decodeHtml(input.body, input.headers['content-type'], maxHtmlBytes) : ''
+    const given = target === 'html' ? input.document : undefined
+    const html = given?.html ?? (target === 'html' ? decodeHtml(input.body, input.headers['content-type'], maxHtmlBytes) : '')
     const request = createRequestState(input, probe, log)
     const raw = await als.run(request, () =>
-      scraper({ url: input.url, html, validateUrl: false, pickPropNames: new Set(fields), request }))
+      scraper({ url: input.url, html, ...(given === undefined ? {} : { htmlDom: given.dom }), validateUrl: false, pickPropNames: new Set(fields), request }))
 
     const result: MetadataResult = {}
     for (const field of fields) {
@@ -215,7 +225,7 @@ function describeMediaTarget (input: ExtractInput, kind: 'image' | 'video' | 'au
 const HTML_TYPES = new Set(['text/html', 'application/xhtml+xml'])
 const SNIFFABLE_TYPES = new Set(['', 'application/octet-stream', 'binary/octet-stream', 'application/unknown'])
 
-function classifyTarget (headers: Record<string, string>, body: Buffer): TargetKind {
+export function classifyTarget (headers: Record<string, string>, body: Buffer): TargetKind {
   const mime = mimeOf(headers['content-type'])
   if (HTML_TYPES.has(mime)) return 'html'
   if (mime.startsWith('image/')) return 'image'

@@ -1,4 +1,5 @@
-// One computation of a result, the use case behind every MISS: load the page (load.ts), extract the metadata, run
+// One computation of a result, the use case behind every MISS: load the page (load.ts), parse it once, extract the
+// metadata, run the `data` rules on the same document (their fields override metadata fields of the same name), run
 // the enrichers (storing the producers' files first), and build the cache entry.
 import type { Logger } from 'pino'
 import type { AppContext } from '../context.ts'
@@ -8,6 +9,7 @@ import { groupOptions } from '../schemas/option-groups.ts'
 import { loadModeOf } from './prerender.ts'
 import { loadTarget } from './load.ts'
 import { enrich, type Extraction } from './enrichers/index.ts'
+import { parseTarget, parsedHtmlOf } from '../extract/index.ts'
 import type { StoredFile } from '../storage/index.ts'
 
 /** Results whose target answered 5xx are cached for one minute at most (docs/api.md §7). */
@@ -36,7 +38,8 @@ export async function computeEntry (ctx: AppContext, options: ExtractOptions, ru
   let fetchTime = 0
   const extraction: Extraction = { data: {}, generated: {}, files: {}, bytes: {} }
 
-  if (outputs.meta === false && mode !== 'prerender') {
+  const rules = outputs.data
+  if (outputs.meta === false && rules === undefined && mode !== 'prerender') {
     // Nothing needs the page: no fetch at all, but the target is still resolved and checked.
     await ctx.guard.assertUrlResolvesAllowed(new URL(target.url))
     envelope = { status: 'success', data: extraction.data, statusCode: null, headers: {}, redirects: [] }
@@ -51,7 +54,12 @@ export async function computeEntry (ctx: AppContext, options: ExtractOptions, ru
     }
 
     const te = performance.now()
+    // Parsed once, for the metadata and the rules together (docs/architecture.md).
+    const document = outputs.meta !== false || rules !== undefined
+      ? parseTarget({ url: loaded.url, headers: loaded.headers, body: loaded.body, rendered: loaded.mode === 'prerender' }, ctx.config.maxHtmlBytes)
+      : undefined
     if (outputs.meta !== false) {
+      const parsed = document === undefined ? undefined : parsedHtmlOf(document)
       extraction.data = await ctx.metadata.extract({
         url: loaded.url,
         statusCode: loaded.statusCode,
@@ -59,8 +67,16 @@ export async function computeEntry (ctx: AppContext, options: ExtractOptions, ru
         body: loaded.body,
         fields: outputs.meta.fields,
         ping: { image: outputs.ping.image, logo: outputs.ping.logo },
-        signal: run.signal
+        signal: run.signal,
+        ...(parsed === undefined ? {} : { document: parsed })
       })
+    }
+    if (rules !== undefined && document !== undefined) {
+      const tr = performance.now()
+      Object.assign(extraction.data, await ctx.rules.run({
+        data: rules, document, evaluated: loaded.rendered?.values.evaluate, ping: outputs.ping, signal: run.signal
+      }))
+      run.timings.rules = performance.now() - tr
     }
     run.timings.extract = performance.now() - te
 
@@ -74,8 +90,8 @@ export async function computeEntry (ctx: AppContext, options: ExtractOptions, ru
       headers: loaded.headers,
       redirects: loaded.redirects
     }
-    // A skipped metadata step still reports how the page was loaded.
-    fetchMode = outputs.meta === false && loaded.mode === 'fetch' ? 'skipped' : loaded.mode
+    // A page was loaded (for the metadata, the rules or the browser's work): the header says how (docs/api.md §6).
+    fetchMode = loaded.mode
   }
 
   ctx.metrics.fetchMode(fetchMode)

@@ -3,14 +3,14 @@
 // browser work gets its own group of options: the emulation for the context, the steps for the page, the outputs
 // for the producers; the browser never sees the cache or reply options.
 import type { AppContext } from '../context.ts'
-import type { ExtractOptions } from '../schemas/options.ts'
+import { someRule, type ExtractOptions } from '../schemas/options.ts'
 import type { EmulationOptions, TargetOptions } from '../schemas/option-groups.ts'
 import { groupOptions } from '../schemas/option-groups.ts'
 import type { Emulation } from '../browser/emulation.ts'
 import { resolveDevice, desktopUserAgent } from '../browser/devices.ts'
 import { createBudget } from '../browser/page/budget.ts'
 import { loadPage, type LoadedPage, type LoadOptions } from '../browser/steps/index.ts'
-import { runProducers, type FileKind, type GeneratedFile } from '../browser/producers/index.ts'
+import { runProducers, type FileKind, type GeneratedFile, type ProducedValues } from '../browser/producers/index.ts'
 import { isRetryable, refusalError } from '../browser/errors.ts'
 import { sleep } from '../util/abort.ts'
 
@@ -21,6 +21,8 @@ export interface Rendered extends LoadedPage {
   captureTime: number
   /** The producers' files, by field, in the order they ran. */
   files: Partial<Record<FileKind, GeneratedFile>>
+  /** The value producers' values (the `evaluate` results of `data` rules). */
+  values: Partial<ProducedValues>
 }
 
 export function emulationOf (emulation: EmulationOptions, headers: TargetOptions['headers'], chromiumVersion: string): Emulation {
@@ -48,7 +50,8 @@ export async function renderPage (ctx: AppContext, options: ExtractOptions, sign
     timeout: target.timeout,
     javascript: emulation.javascript,
     mediaType: emulation.mediaType,
-    animations: emulation.animations
+    animations: emulation.animations,
+    formValues: someRule(outputs.data, (rule) => Array.isArray(rule.attr) && rule.attr.includes('val'))
   }
   // The target's own address is checked before queueing (docs/api.md §1.4 steps 8-9); the egress layer
   // checks it again, with everything else the page loads, on the connection actually made.
@@ -76,10 +79,10 @@ export async function renderPage (ctx: AppContext, options: ExtractOptions, sign
         assertNotRefused()
         const loadTime = performance.now() - t0
         const t1 = performance.now()
-        const files = await runProducers(outputs, {
+        const { files, values } = await runProducers(outputs, {
           page, budget, loaded, cdp: info.captureSession(), maxImageHeight: ctx.config.maxFullPageHeight
         })
-        return { ...loaded, loadTime, captureTime: performance.now() - t1, files }
+        return { ...loaded, loadTime, captureTime: performance.now() - t1, files, values }
       }, { signal, emulation: contextEmulation })
     } catch (err) {
       const backoff = 250 * 2 ** attempt

@@ -32,6 +32,24 @@ export interface Rule {
   type: RuleType
   /** JS expression or function source, checked to parse. */
   evaluate?: string
+  /** Read only the page's main content (docs/api.md §3.3); present only when true. */
+  mainContent?: true
+}
+
+/** Whether any rule of `data`, nested rules included, passes `test`. */
+export function someRule (data: Readonly<Record<string, readonly Rule[]>> | undefined, test: (rule: Rule) => boolean): boolean {
+  return Object.values(data ?? {}).some((rules) => rules.some((rule) =>
+    test(rule) || (!Array.isArray(rule.attr) && someRule(rule.attr, test))))
+}
+
+/** Every distinct `evaluate` source of `data`, nested rules included, in the order rules are written. */
+export function evaluateSources (data: Readonly<Record<string, readonly Rule[]>> | undefined): string[] {
+  const found = new Set<string>()
+  someRule(data, (rule) => {
+    if (rule.evaluate !== undefined) found.add(rule.evaluate)
+    return false
+  })
+  return [...found]
 }
 
 export type ScreenshotType = 'png' | 'jpeg' | 'webp'

@@ -4,7 +4,7 @@
 // option groups (option-groups.ts), /openapi.json and /docs (src/docs/) and docs/reference/parameters.md.
 // A pure data table: the readers live in read-*.ts, the sub-keys' shapes and docs in shapes.ts.
 import { DEFAULT_DEVICE } from '../browser/devices.ts'
-import { COLOR_SCHEMES, DEFAULT_RETRY, MAX_TTL, MIN_TTL, WAIT_UNTIL } from './options.ts'
+import { COLOR_SCHEMES, DEFAULT_RETRY, MAX_TTL, MIN_TTL, WAIT_UNTIL, someRule } from './options.ts'
 import type { ShapeSpec } from './grammar.ts'
 import { doc } from './param-doc.ts'
 import type { ParamTable } from './param-types.ts'
@@ -48,7 +48,7 @@ export const PARAMETERS = {
     shape: DATA_SHAPE,
     read: readData,
     cacheKey: 'keep',
-    browser: { when: (o) => Object.values(o.data ?? {}).some((rules) => rules.some((rule) => rule.evaluate !== undefined)), note: 'when a rule has `evaluate`' },
+    browser: { when: (o) => someRule(o.data, (rule) => rule.evaluate !== undefined), note: 'when a rule has `evaluate`' },
     doc: doc('Custom extraction rules by field name: `data.<field>` is a rule object or a list of fallback rules. EINVALDATA if invalid.', { type: 'object' })
   },
   filter: {

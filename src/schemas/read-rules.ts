@@ -74,6 +74,14 @@ function parseRule (node: Node, param: string, fieldKey: string, depth: number):
     }
     rule.evaluate = evaluate
   }
+
+  const mainContent = scalar(sub(node, RULE, 'mainContent'), `${param}.mainContent`, 'EINVALDATA', fieldKey)
+  if (mainContent !== undefined) {
+    const on = mainContent === true || (typeof mainContent === 'string' && ['', 'true'].includes(mainContent.trim().toLowerCase()))
+    const off = mainContent === false || (typeof mainContent === 'string' && mainContent.trim().toLowerCase() === 'false')
+    if (!on && !off) dataFail(fieldKey, `The \`${param}.mainContent\` has an invalid value (\`${show(mainContent)}\`). It must be \`true\` or \`false\`.`)
+    if (on) rule.mainContent = true
+  }
   return rule
 }
 

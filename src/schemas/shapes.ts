@@ -55,7 +55,8 @@ export const RULE = {
     selectorAll: { ...DATA_LIST, doc: doc('All matches, as an array; a list of selectors gives the matches of all of them, in document order.', STRING_OR_LIST) },
     attr: ATTR,
     type: leaf('Validates and normalizes the value.', { type: 'string', enum: RULE_TYPES, default: 'auto' }),
-    evaluate: leaf('A JS expression, or function source called with no arguments, run in the page (needs the browser). EINVALEVAL if it does not parse.')
+    evaluate: leaf('A JS expression, or function source called with no arguments, run in the page (needs the browser). EINVALEVAL if it does not parse.'),
+    mainContent: leaf('Read only the main content (found by Mozilla Readability), with absolute links; the whole body when none is found. Selectors then match inside it.', { ...BOOLEAN, default: false })
   }
 } as const satisfies ShapeSpec
 ruleOrList.keys = RULE.keys

@@ -9,7 +9,7 @@ import { throwIfAborted } from '../../util/abort.ts'
 import type { Budget } from '../page/budget.ts'
 import { PageCdpSession } from '../page/cdp-session.ts'
 import { inTime } from './capture-session.ts'
-import type { Producer } from './producer.ts'
+import type { FileProducer } from './producer.ts'
 
 /** Largest PDF produced. */
 export const MAX_PDF_BYTES = 100 * 1024 * 1024
@@ -188,7 +188,8 @@ export async function printPdf (page: Page, pdf: PdfOptions, budget: Budget, cdp
   }
 }
 
-export const pdfProducer: Producer<PdfOptions> = {
+export const pdfProducer: FileProducer<PdfOptions> = {
+  kind: 'file',
   field: 'pdf',
   settings: (outputs) => outputs.pdf,
   async produce (pdf, { page, budget, cdp }) {

@@ -1,7 +1,8 @@
 // What a producer is: one output made from the loaded page inside the browser slot, after the page steps
 // (docs/api.md §3.6: extraction, `evaluate`, `function` and capture). Producers run in the order of index.ts, each
-// reading only its own part of the outputs group. Today they make files (screenshot, pdf), which the pipeline
-// stores and describes as media objects once the slot is released.
+// reading only its own part of the outputs group. A file producer makes a file (screenshot, pdf), which the pipeline
+// stores and describes as media objects once the slot is released; a value producer returns a value computed in the
+// page (the results of `data` rules' `evaluate`), which the pipeline reads after the slot is released.
 import type { Page } from 'playwright-core'
 import type { OutputOptions } from '../../schemas/option-groups.ts'
 import type { Budget } from '../page/budget.ts'
@@ -32,10 +33,32 @@ export interface ProducerContext {
   readonly maxImageHeight: number
 }
 
-export interface Producer<S> {
+/** One `evaluate` source's outcome in the page: its value, or a throw at run time (docs/api.md §3.3: a miss). */
+export type Evaluated = { ok: true, value: unknown } | { ok: false }
+
+/** What value producers give, by name. */
+export interface ProducedValues {
+  /** Each distinct `evaluate` source of the `data` rules, by source text. */
+  evaluate: Readonly<Record<string, Evaluated>>
+}
+
+export type ValueKind = keyof ProducedValues
+
+export interface FileProducer<S> {
+  readonly kind: 'file'
   /** The `data` field it fills. */
   readonly field: FileKind
   /** Its settings from the outputs, or false when it is not asked for. */
   settings (outputs: Readonly<OutputOptions>): S | false
   produce (settings: S, context: ProducerContext): Promise<GeneratedFile>
 }
+
+export interface ValueProducer<S, K extends ValueKind = ValueKind> {
+  readonly kind: 'value'
+  /** The name its value is kept under. */
+  readonly field: K
+  settings (outputs: Readonly<OutputOptions>): S | false
+  produce (settings: S, context: ProducerContext): Promise<ProducedValues[K]>
+}
+
+export type Producer<S> = FileProducer<S> | ValueProducer<S>

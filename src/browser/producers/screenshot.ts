@@ -16,7 +16,7 @@ import type { DeviceMetrics } from '../page/cdp-session.ts'
 import { codeKindOf, showCodeView } from './code-view.ts'
 import { hasOverlay, openOverlayStage, overlayInsets } from './overlay.ts'
 import { inTime, openForcedSession, openSession, type CaptureSession } from './capture-session.ts'
-import type { Producer } from './producer.ts'
+import type { FileProducer } from './producer.ts'
 
 /** Tallest image produced, in image pixels (CSS height × DPR). */
 export const MAX_IMAGE_HEIGHT = 16_384
@@ -249,7 +249,8 @@ export async function takeScreenshot (page: Page, shot: ScreenshotOptions, budge
 
 const CONTENT_TYPES: Readonly<Record<Screenshot['type'], string>> = { png: 'image/png', jpg: 'image/jpeg', webp: 'image/webp' }
 
-export const screenshotProducer: Producer<ScreenshotOptions> = {
+export const screenshotProducer: FileProducer<ScreenshotOptions> = {
+  kind: 'file',
   field: 'screenshot',
   settings: (outputs) => outputs.screenshot,
   async produce (shot, { page, budget, loaded, cdp, maxImageHeight }) {

@@ -11,6 +11,7 @@ import { trackNetwork } from '../network-idle.ts'
 import { WAIT_SHARE, type Budget } from '../page/budget.ts'
 import { afterNavigationStep } from './after-navigation.ts'
 import { animationsStep } from './animations.ts'
+import { formValuesStep } from './form-values.ts'
 import { injectStep } from './inject.ts'
 import { interactStep } from './interact.ts'
 import { mediaTypeStep } from './media-type.ts'
@@ -32,7 +33,8 @@ export const PAGE_STEPS: readonly PageStep[] = Object.freeze([
   animationsStep,
   injectStep,
   interactStep,
-  settleStep
+  settleStep,
+  formValuesStep
 ])
 
 export interface LoadedPage extends MainResponse {

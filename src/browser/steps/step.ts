@@ -15,7 +15,10 @@ import type { Budget } from '../page/budget.ts'
  * What the page steps read: the steps group, the target's address and timeout, and the parts of emulation that are
  * applied after the navigation (media type, animations) or decide what can run (javascript).
  */
-export type LoadOptions = StepOptions & Pick<TargetOptions, 'url' | 'timeout'> & Pick<EmulationOptions, 'javascript' | 'mediaType' | 'animations'>
+export type LoadOptions = StepOptions & Pick<TargetOptions, 'url' | 'timeout'> & Pick<EmulationOptions, 'javascript' | 'mediaType' | 'animations'> & {
+  /** Write form fields' live values into the DOM before it is serialized (a `data` rule reads `val`). */
+  readonly formValues?: boolean
+}
 
 /** The main document's response, as the navigation found it. */
 export interface MainResponse {

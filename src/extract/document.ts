@@ -1,0 +1,56 @@
+// The loaded target as the `data` rules and the metadata read it (docs/api.md §3.3): decoded and parsed once per
+// request. An HTML page is parsed with cheerio, its base URI the page's URL, and the same document is handed to
+// metascraper. A JSON or text target is its text, shown as one `<pre>` so that rules without a selector read it
+// whole; when the browser rendered it, the text is taken back out of Chromium's viewer. Other targets (images,
+// PDF, media) are not read by rules.
+import { load, type CheerioAPI } from 'cheerio'
+import { classifyTarget, decodeHtml, type ParsedHtml } from '../metadata/extractor.ts'
+import { mimeOf } from '../media/objects.ts'
+
+export type DocumentKind = 'html' | 'json' | 'text' | 'other'
+
+export interface TargetDocument {
+  kind: DocumentKind
+  /** The page's final URL. */
+  url: string
+  /** The decoded HTML (html), or the body's text (json, text); '' otherwise. */
+  source: string
+  /** The parsed document; an empty one for other targets. */
+  $: CheerioAPI
+}
+
+export interface LoadedBody {
+  url: string
+  headers: Record<string, string>
+  body: Buffer
+  /** Whether the body is the browser's serialized DOM (prerender) rather than the response itself. */
+  rendered: boolean
+}
+
+const JSON_TYPE = /^application\/(?:[\w.+-]+\+)?json$/
+
+function kindOf (headers: Record<string, string>, body: Buffer): DocumentKind {
+  if (classifyTarget(headers, body) === 'html') return 'html'
+  const mime = mimeOf(headers['content-type'])
+  if (JSON_TYPE.test(mime)) return 'json'
+  if (mime.startsWith('text/')) return 'text'
+  return 'other'
+}
+
+/** Decodes and parses the loaded body once; `maxBytes` is MAX_HTML_BYTES. */
+export function parseTarget (loaded: LoadedBody, maxBytes: number): TargetDocument {
+  const kind = kindOf(loaded.headers, loaded.body)
+  if (kind === 'other') return { kind, url: loaded.url, source: '', $: load('', { baseURI: loaded.url }) }
+  const decoded = decodeHtml(loaded.body, loaded.headers['content-type'], maxBytes)
+  if (kind === 'html') return { kind, url: loaded.url, source: decoded, $: load(decoded, { baseURI: loaded.url }) }
+  // Chromium shows a JSON or text response inside its own page, the text in the first <pre>.
+  const text = loaded.rendered ? load(decoded)('pre').first().text() : decoded
+  const $ = load('<!doctype html><html><head></head><body><pre></pre></body></html>', { baseURI: loaded.url })
+  $('pre').text(text)
+  return { kind, url: loaded.url, source: text, $ }
+}
+
+/** The parsed HTML for the metadata extractor, when the target is HTML. */
+export function parsedHtmlOf (document: TargetDocument): ParsedHtml | undefined {
+  return document.kind === 'html' ? { html: document.source, dom: document.$ as unknown as ParsedHtml['dom'] } : undefined
+}

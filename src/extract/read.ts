@@ -1,0 +1,62 @@
+// What a rule's `attr` reads from one match, or from the whole document without a selector (docs/api.md §3.3).
+// Everything reads the parsed document; nothing here changes it (metascraper reads the same one).
+import type { CheerioAPI } from 'cheerio'
+import { toMarkdown } from './markdown.ts'
+import type { TargetDocument } from './document.ts'
+
+/** Elements found by a selector. */
+export type Selection = ReturnType<ReturnType<CheerioAPI['root']>['find']>
+
+/** Where a rule reads: one element, or the whole document of `$`. */
+export interface Scope {
+  $: CheerioAPI
+  /** The match; absent for the whole document. */
+  node?: Selection
+}
+
+const collapse = (text: string): string => text.replace(/\s+/g, ' ').trim()
+
+function parseJson (text: string): unknown {
+  try {
+    return JSON.parse(text)
+  } catch {
+    return null
+  }
+}
+
+function wholeHtml (scope: Scope): string {
+  return scope.$.html()
+}
+
+function bodyOf (scope: Scope): Selection {
+  return scope.$.root().find('body').first()
+}
+
+/**
+ * One `attr` read: `html` (inner HTML), `outerHTML`, `text` (trimmed textContent, whitespace collapsed), `markdown`,
+ * `val` (the value of an input, select or textarea as the DOM holds it), `json` (the whole body parsed), or an
+ * attribute's value. Without a match, the whole document: its HTML, its body's text or Markdown, or an attribute
+ * of <html>. Undefined when there is nothing.
+ */
+export function readAttr (scope: Scope, attr: string, document: TargetDocument): unknown {
+  const { $, node } = scope
+  switch (attr) {
+    case 'html':
+      return node === undefined ? wholeHtml(scope) : node.html() ?? undefined
+    case 'outerHTML':
+      return node === undefined ? wholeHtml(scope) : $.html(node)
+    case 'text':
+      return collapse((node ?? bodyOf(scope)).text())
+    case 'markdown':
+      return toMarkdown((node ?? bodyOf(scope)).html() ?? '', document.url)
+    case 'val': {
+      if (node === undefined) return undefined
+      const value = node.val()
+      return Array.isArray(value) ? value : value ?? undefined
+    }
+    case 'json':
+      return parseJson(document.kind === 'html' ? bodyOf(scope).text() : document.source)
+    default:
+      return (node ?? $('html')).attr(attr.toLowerCase())
+  }
+}

@@ -1,0 +1,117 @@
+// Running `data` rules (docs/api.md §3.3) on the parsed document, in Node, whichever way the page was loaded.
+// A field's rules are fallbacks: the first that gives a value that is not a miss after `type` wins, else the field
+// is null. A rule reads its match (`selector`: the first selector whose match gives a value; `selectorAll`: every
+// match of every selector, in document order, each element once, items that miss dropped), or the whole
+// document; `attr` fallbacks are tried in order, and nested rules run per match with selectors relative to it.
+// `evaluate` results come from the page (browser/producers/evaluate.ts); a throw there is a miss.
+import { load } from 'cheerio'
+import type { Rule } from '../schemas/options.ts'
+import type { Evaluated } from '../browser/producers/index.ts'
+import type { TargetDocument } from './document.ts'
+import { mainContentHtml } from './main-content.ts'
+import { readAttr, type Scope, type Selection } from './read.ts'
+import { applyType, isMiss, type TypeContext } from './types.ts'
+
+/** selectorAll items are read this many at a time (media items are probed while others are read). */
+const ITEM_CONCURRENCY = 8
+
+export interface RuleRun {
+  document: TargetDocument
+  types: TypeContext
+  /** `evaluate` outcomes by source; absent when the page was not rendered (the rule then misses). */
+  evaluated: Readonly<Record<string, Evaluated>> | undefined
+  signal: AbortSignal
+}
+
+interface RunState extends RuleRun {
+  /** The main content's document, built on first use. */
+  main?: Scope
+}
+
+function mainScope (state: RunState): Scope {
+  if (state.main === undefined) {
+    const { document } = state
+    const html = document.kind === 'html' ? mainContentHtml(document.source, document.url) : document.$('body').html() ?? ''
+    state.main = { $: load(`<!doctype html><html><head></head><body>${html}</body></html>`, { baseURI: document.url }) }
+  }
+  return state.main
+}
+
+/** Matches of one selector inside the scope; an invalid selector matches nothing. */
+function find (scope: Scope, selector: string): Selection | undefined {
+  try {
+    return (scope.node ?? (scope.$.root() as unknown as Selection)).find(selector)
+  } catch {
+    return undefined
+  }
+}
+
+async function readMatch (rule: Rule, scope: Scope, state: RunState): Promise<unknown> {
+  if (!Array.isArray(rule.attr)) {
+    const nested: Record<string, unknown> = {}
+    for (const [name, rules] of Object.entries(rule.attr)) nested[name] = await runField(rules, scope, state)
+    return await applyType(nested, rule.type, state.types)
+  }
+  for (const attr of rule.attr) {
+    const value = await applyType(readAttr(scope, attr, state.document), rule.type, state.types)
+    if (!isMiss(value)) return value
+  }
+  return null
+}
+
+async function readAll (rule: Rule, selectors: readonly string[], scope: Scope, state: RunState): Promise<unknown[]> {
+  let matches: Selection | undefined
+  for (const selector of selectors) {
+    const found = find(scope, selector)
+    // `add` keeps document order and each element once.
+    if (found !== undefined) matches = matches === undefined ? found : matches.add(found) as Selection
+  }
+  const elements = matches?.toArray() ?? []
+  const out: unknown[] = []
+  for (let i = 0; i < elements.length; i += ITEM_CONCURRENCY) {
+    state.signal.throwIfAborted()
+    const batch = elements.slice(i, i + ITEM_CONCURRENCY)
+    const values = await Promise.all(batch.map(async (element) => await readMatch(rule, { $: scope.$, node: scope.$(element) }, state)))
+    for (const value of values) if (!isMiss(value)) out.push(value)
+  }
+  return out
+}
+
+async function runRule (rule: Rule, scope: Scope, state: RunState): Promise<unknown> {
+  if (rule.evaluate !== undefined) {
+    const outcome = state.evaluated?.[rule.evaluate]
+    return outcome?.ok === true ? await applyType(outcome.value, rule.type, state.types) : null
+  }
+  if (state.document.kind === 'other') return null
+  const base = rule.mainContent === true ? mainScope(state) : scope
+  if (rule.selectorAll !== undefined) return await readAll(rule, rule.selectorAll, base, state)
+  if (rule.selector !== undefined) {
+    for (const selector of rule.selector) {
+      const match = find(base, selector)?.first()
+      if (match === undefined || match.length === 0) continue
+      const value = await readMatch(rule, { $: base.$, node: match }, state)
+      if (!isMiss(value)) return value
+    }
+    return null
+  }
+  return await readMatch(rule, base, state)
+}
+
+/** One field: its fallback rules in order; null when every rule misses. */
+async function runField (rules: readonly Rule[], scope: Scope, state: RunState): Promise<unknown> {
+  for (const rule of rules) {
+    state.signal.throwIfAborted()
+    const value = await runRule(rule, scope, state)
+    if (!isMiss(value)) return value
+  }
+  return null
+}
+
+/** Every field of `data`, in the order they were given. */
+export async function runRules (data: Readonly<Record<string, readonly Rule[]>>, run: RuleRun): Promise<Record<string, unknown>> {
+  const state: RunState = { ...run }
+  const scope: Scope = { $: run.document.$ }
+  const out: Record<string, unknown> = {}
+  for (const [field, rules] of Object.entries(data)) out[field] = await runField(rules, scope, state)
+  return out
+}
