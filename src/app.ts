@@ -11,6 +11,7 @@ import type { Plan } from './config.ts'
 import { AppError } from './errors.ts'
 import { createErrorHandler, errorBody, normalizeError } from './http/error-handler.ts'
 import { pretty } from './http/reply.ts'
+import { ignoreRequestBodies } from './http/request-body.ts'
 import { NOSNIFF_HEADERS } from './http/security-headers.ts'
 import { redactUrl } from './logger.ts'
 import { extractRoutes } from './routes/extract.ts'
@@ -89,6 +90,7 @@ export async function buildApp (ctx: AppContext, { plan }: { plan: Plan }): Prom
     }
   })
 
+  ignoreRequestBodies(app)
   const debugRequests = ctx.log.isLevelEnabled('debug')
   app.decorateRequest('startedAt', 0)
   app.decorateRequest('errorCode', '')
