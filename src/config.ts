@@ -52,6 +52,8 @@ export interface Config {
   /** false, true, a hop count, or a list of CIDRs/addresses (Fastify's trustProxy forms). */
   trustProxy: boolean | number | string[]
   docsUrl: string
+  /** The whole environment of every child process (Chromium and its helpers): CHILD_ENV_NAMES and prefixes only. */
+  childEnv: Readonly<Record<string, string>>
 }
 
 export class ConfigError extends Error {
@@ -64,6 +66,30 @@ export class ConfigError extends Error {
 }
 
 type Env = Record<string, string | undefined>
+
+// ---------------------------------------------------------------- the environment of child processes
+//
+// Chromium (and any later child process) gets an explicit environment, never the service's own: without one,
+// Playwright would hand it every variable, API_KEYS, S3 credentials and REDIS_URL included (docs/security.md).
+// This is the one allowlist: what a browser needs to find its programs, its home, its locale, time zone and fonts.
+
+/** Variables passed to child processes as they are, when set. */
+export const CHILD_ENV_NAMES: readonly string[] = Object.freeze(['PATH', 'HOME', 'TMPDIR', 'LANG', 'LANGUAGE', 'TZ', 'TZDIR', 'DISPLAY'])
+/** Families passed to child processes: locale categories, fontconfig settings, XDG directories. */
+export const CHILD_ENV_PREFIXES: readonly string[] = Object.freeze(['LC_', 'FONTCONFIG_', 'XDG_'])
+/** PATH of child processes when the service has none (Debian's launcher is a shell script). */
+export const DEFAULT_CHILD_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin'
+
+/** The allowlisted part of `env`, frozen: the environment every child process starts with. */
+export function childEnvironment (env: Env): Readonly<Record<string, string>> {
+  const picked: Record<string, string> = {}
+  for (const [name, value] of Object.entries(env)) {
+    if (value === undefined) continue
+    if (CHILD_ENV_NAMES.includes(name) || CHILD_ENV_PREFIXES.some(prefix => name.startsWith(prefix))) picked[name] = value
+  }
+  if (picked.PATH === undefined || picked.PATH === '') picked.PATH = DEFAULT_CHILD_PATH
+  return Object.freeze(picked)
+}
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']
 
@@ -219,6 +245,7 @@ export function loadConfig (env: Env = {}): Readonly<Config> {
     browserMaxJobs: integer(env, 'BROWSER_MAX_JOBS', 1000, 1, 10_000_000),
     allowPrivateHosts: Object.freeze(hostPorts(env, 'ALLOW_PRIVATE_HOSTS')),
     trustProxy: trustProxy(env, 'TRUST_PROXY'),
-    docsUrl: httpUrl(env, 'DOCS_URL') ?? `${publicUrl}/docs`
+    docsUrl: httpUrl(env, 'DOCS_URL') ?? `${publicUrl}/docs`,
+    childEnv: childEnvironment(env)
   })
 }

@@ -65,6 +65,7 @@ export async function createContext (config: Readonly<Config>, log: Logger, over
     concurrency: config.browserConcurrency,
     queueLimit: config.browserQueueLimit,
     maxJobsPerBrowser: config.browserMaxJobs,
+    env: config.childEnv,
     ...overrides.browser
   }, { guard, log }))
   return {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { ConfigError, loadConfig } from '../../src/config.ts'
+import { ConfigError, DEFAULT_CHILD_PATH, loadConfig } from '../../src/config.ts'
 
 describe('loadConfig', () => {
   it('has the defaults of docs/api.md §12.1', () => {
@@ -58,5 +58,25 @@ describe('loadConfig', () => {
     expect(error).toBeInstanceOf(ConfigError)
     expect((error as ConfigError).variable).toBe(variable)
     expect((error as Error).message).toContain(variable)
+  })
+})
+
+describe('childEnv (docs/security.md)', () => {
+  it('keeps what a browser needs and nothing of the service', () => {
+    const c = loadConfig({
+      PATH: '/usr/bin:/bin', HOME: '/home/pagecast', LANG: 'C.UTF-8', LC_ALL: 'C.UTF-8', TZ: 'UTC', TMPDIR: '/tmp',
+      FONTCONFIG_PATH: '/etc/fonts', XDG_CACHE_HOME: '/cache', DISPLAY: ':99',
+      API_KEYS: 'k', REDIS_URL: 'redis://:pw@r:6379', S3_BUCKET: 'b', CDN_URL: 'http://c', S3_ACCESS_KEY_ID: 'id',
+      S3_SECRET_ACCESS_KEY: 's', AWS_SECRET_ACCESS_KEY: 'aws', NODE_OPTIONS: '--inspect', LD_PRELOAD: '/x.so', npm_config_token: 't'
+    })
+    expect(c.childEnv).toEqual({
+      PATH: '/usr/bin:/bin', HOME: '/home/pagecast', LANG: 'C.UTF-8', LC_ALL: 'C.UTF-8', TZ: 'UTC', TMPDIR: '/tmp',
+      FONTCONFIG_PATH: '/etc/fonts', XDG_CACHE_HOME: '/cache', DISPLAY: ':99'
+    })
+    expect(Object.isFrozen(c.childEnv)).toBe(true)
+  })
+
+  it('gives a PATH when the service has none', () => {
+    expect(loadConfig({}).childEnv).toEqual({ PATH: DEFAULT_CHILD_PATH })
   })
 })

@@ -30,6 +30,8 @@ export interface SupervisorOptions {
   wsEndpoint: string | undefined
   executablePath: string | undefined
   extraArgs: readonly string[]
+  /** The whole environment of the launched browser (docs/security.md): Playwright would pass the service's own. */
+  env: Readonly<Record<string, string>>
   /** The browser-level proxy (catches anything not created in one of the pool's contexts). */
   proxyServer: string
   /** Marks this pool's browsers on their command line, so their pids can be found. */
@@ -198,6 +200,7 @@ export class Supervisor {
         executablePath: this.#options.executablePath,
         args: chromiumArgs({ proxyHost: '127.0.0.1', extra: [...this.#options.extraArgs, marker] }),
         proxy: { server: this.#options.proxyServer, bypass: '<-loopback>' },
+        env: { ...this.#options.env },
         timeout: launchTimeoutMs,
         handleSIGINT: false,
         handleSIGTERM: false,

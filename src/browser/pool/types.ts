@@ -36,6 +36,11 @@ export interface BrowserPoolOptions {
    * browser (wsEndpoint) must be able to reach that host.
    */
   egress?: { listenHost?: string, advertisedHost?: string }
+  /**
+   * The whole environment Chromium starts with (config.childEnv), never the service's own. Default: PATH only.
+   * Its PATH is also where Chromium is looked for when `searchPath` is not given.
+   */
+  env?: Readonly<Record<string, string>>
   /** More Chromium switches (never `--disable-features`: Playwright's own would be lost). */
   extraArgs?: readonly string[]
 }
