@@ -52,6 +52,10 @@ export interface Config {
   /** false, true, a hop count, or a list of CIDRs/addresses (Fastify's trustProxy forms). */
   trustProxy: boolean | number | string[]
   docsUrl: string
+  /** METRICS: whether /metrics is served at all. */
+  metrics: boolean
+  /** METRICS_PORT: when set, /metrics is served on its own listener there (bound to HOST) and not on the public ones. */
+  metricsPort: number | undefined
   /** The whole environment of every child process (Chromium and its helpers): CHILD_ENV_NAMES and prefixes only. */
   childEnv: Readonly<Record<string, string>>
 }
@@ -185,6 +189,11 @@ export function loadConfig (env: Env = {}): Readonly<Config> {
   const proPort = port(env, 'PRO_PORT', 3001)
   if (freePort === proPort && freePort !== 0) throw new ConfigError('PRO_PORT', `must differ from FREE_PORT (both are ${freePort})`)
 
+  const metricsPort = str(env, 'METRICS_PORT') === undefined ? undefined : port(env, 'METRICS_PORT', 0)
+  if (metricsPort !== undefined && metricsPort !== 0 && (metricsPort === freePort || metricsPort === proPort)) {
+    throw new ConfigError('METRICS_PORT', `must differ from FREE_PORT and PRO_PORT (got ${metricsPort})`)
+  }
+
   const logLevel = (str(env, 'LOG_LEVEL') ?? 'info').toLowerCase()
   if (!LOG_LEVELS.includes(logLevel)) throw new ConfigError('LOG_LEVEL', `must be one of ${LOG_LEVELS.join(', ')} (got "${logLevel}")`)
 
@@ -246,6 +255,8 @@ export function loadConfig (env: Env = {}): Readonly<Config> {
     allowPrivateHosts: Object.freeze(hostPorts(env, 'ALLOW_PRIVATE_HOSTS')),
     trustProxy: trustProxy(env, 'TRUST_PROXY'),
     docsUrl: httpUrl(env, 'DOCS_URL') ?? `${publicUrl}/docs`,
+    metrics: bool(env, 'METRICS', true),
+    metricsPort,
     childEnv: childEnvironment(env)
   })
 }

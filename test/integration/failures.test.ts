@@ -257,7 +257,7 @@ describe('Chromium', () => {
     expect(app.ctx.browser.browserPid()).not.toBe(pid)
     expect(app.ctx.browser.health()).toBe(true)
     const metrics = parseMetrics((await app.pro.inject('/metrics')).body)
-    expect(valueOf(metrics, 'pagecast_browser_launches')).toBe(2)
+    expect(valueOf(metrics, 'pagecast_browser_launches_total')).toBe(2)
     expect(valueOf(metrics, 'pagecast_render_duration_seconds_count', { outcome: 'error' })).toBe(1)
     await vi.waitFor(() => {
       expect(zombieChildren()).toEqual([])

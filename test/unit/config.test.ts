@@ -10,6 +10,8 @@ describe('loadConfig', () => {
       maxTimeout: 28_000, browserQueueLimit: 64, allowPrivateHosts: [], trustProxy: false, docsUrl: 'http://localhost:3000/docs'
     })
     expect(c.browserConcurrency).toBeGreaterThanOrEqual(1)
+    expect(c.metrics).toBe(true)
+    expect(c.metricsPort).toBeUndefined()
     expect(Object.isFrozen(c)).toBe(true)
   })
 
@@ -34,6 +36,7 @@ describe('loadConfig', () => {
     expect(loadConfig({ TRUST_PROXY: '2' }).trustProxy).toBe(2)
     expect(loadConfig({ FREE_PORT: '4000' }).publicUrl).toBe('http://localhost:4000')
     expect(loadConfig({ MAX_TIMEOUT: '15000' }).maxTimeout).toBe(15_000)
+    expect(loadConfig({ METRICS: 'false', METRICS_PORT: '9464' })).toMatchObject({ metrics: false, metricsPort: 9464 })
   })
 
   it.each([
@@ -51,7 +54,11 @@ describe('loadConfig', () => {
     ['TRUST_PROXY', { TRUST_PROXY: 'everyone' }],
     ['API_KEYS', { API_KEYS: 'sha256:abc' }],
     ['PUBLIC_URL', { PUBLIC_URL: 'ftp://x' }],
-    ['REGION', { REGION: 'has space' }]
+    ['REGION', { REGION: 'has space' }],
+    ['METRICS', { METRICS: 'sometimes' }],
+    ['METRICS_PORT', { METRICS_PORT: 'x' }],
+    ['METRICS_PORT', { METRICS_PORT: '3001' }],
+    ['METRICS_PORT', { FREE_PORT: '9000', METRICS_PORT: '9000' }]
   ])('stops with a message naming %s', (variable, env) => {
     let error: unknown
     try { loadConfig(env) } catch (err) { error = err }
