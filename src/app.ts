@@ -151,7 +151,7 @@ export async function buildApp (ctx: AppContext, { plan }: { plan: Plan }): Prom
   })
 
   await app.register(extractRoutes, { ctx, plan })
-  await app.register(healthRoutes, { ctx })
+  await app.register(healthRoutes, { ctx, plan })
   // /metrics is here unless it has its own listener (METRICS_PORT) or is off (METRICS=false): docs/api.md §12.2.
   if (ctx.config.metrics && ctx.config.metricsPort === undefined) await app.register(metricsRoutes, { ctx })
   await app.register(docsRoutes)

@@ -43,7 +43,7 @@ async function main (): Promise<void> {
     store: ctx.store.kind,
     storage: ctx.storage.kind
   }, 'pagecast listening')
-  // A warm browser for the first render; /ready says 'error' for the browser until it is up.
+  // A warm browser for the first render; /ready says ok while it starts, degraded if it would not (docs/api.md §12.2).
   ctx.browser.warm().catch((err: unknown) => { log.error({ err }, 'browser failed to start; requests will retry it') })
 }
 

@@ -25,7 +25,8 @@ import { abortError } from '../../util/abort.ts'
 import type { BrowserJob, BrowserPool, BrowserPoolDeps, BrowserPoolOptions, PoolCounters, PoolRunOptions } from './types.ts'
 
 export type {
-  BrowserJob, BrowserPool, BrowserPoolDeps, BrowserPoolLog, BrowserPoolOptions, BrowserPoolStats, JobInfo, PoolRunOptions
+  BrowserJob, BrowserPool, BrowserPoolDeps, BrowserPoolLog, BrowserPoolOptions, BrowserPoolStats, BrowserReadiness, JobInfo,
+  PoolRunOptions
 } from './types.ts'
 
 const DEFAULTS = {
@@ -157,6 +158,7 @@ export async function createBrowserPool (options: BrowserPoolOptions, deps: Brow
   return {
     run,
     health: () => supervisor.health(),
+    readiness: () => supervisor.readiness(),
     stats: () => ({
       active: limiter.active,
       queued: limiter.queued,
