@@ -1,4 +1,5 @@
-// buildApp(ctx, {plan}): one Fastify instance per listener, both over the same context. Never listens.
+// buildApp(ctx, {plan}): one Fastify instance per public listener, both over the same context; buildMetricsApp(ctx):
+// the METRICS_PORT listener. Never listens.
 import { randomUUID } from 'node:crypto'
 import http from 'node:http'
 import type { Duplex } from 'node:stream'
@@ -11,6 +12,7 @@ import type { Plan } from './config.ts'
 import { AppError } from './errors.ts'
 import { createErrorHandler, errorBody, normalizeError } from './http/error-handler.ts'
 import { pretty } from './http/reply.ts'
+import { ignoreRequestBodies } from './http/request-body.ts'
 import { NOSNIFF_HEADERS } from './http/security-headers.ts'
 import { redactUrl } from './logger.ts'
 import { extractRoutes } from './routes/extract.ts'
@@ -89,6 +91,7 @@ export async function buildApp (ctx: AppContext, { plan }: { plan: Plan }): Prom
     }
   })
 
+  ignoreRequestBodies(app)
   const debugRequests = ctx.log.isLevelEnabled('debug')
   app.decorateRequest('startedAt', 0)
   app.decorateRequest('errorCode', '')
@@ -148,9 +151,37 @@ export async function buildApp (ctx: AppContext, { plan }: { plan: Plan }): Prom
   })
 
   await app.register(extractRoutes, { ctx, plan })
-  await app.register(healthRoutes, { ctx })
-  await app.register(metricsRoutes, { ctx })
+  await app.register(healthRoutes, { ctx, plan })
+  // /metrics is here unless it has its own listener (METRICS_PORT) or is off (METRICS=false): docs/api.md §12.2.
+  if (ctx.config.metrics && ctx.config.metricsPort === undefined) await app.register(metricsRoutes, { ctx })
   await app.register(docsRoutes, { plan })
   await app.register(filesRoutes, { ctx })
+  return app
+}
+
+/**
+ * The listener of /metrics alone (METRICS_PORT, docs/api.md §12.2), or undefined when /metrics stays on the public
+ * listeners or is off. Anything else there is 404 ENOTFOUND.
+ */
+export async function buildMetricsApp (ctx: AppContext): Promise<FastifyInstance | undefined> {
+  if (!ctx.config.metrics || ctx.config.metricsPort === undefined) return undefined
+  const app = Fastify({
+    loggerInstance: ctx.log.child({ listener: 'metrics' }) as FastifyBaseLogger,
+    logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: 'reqId' }),
+    genReqId: () => `${ctx.config.region}:${randomUUID()}`,
+    requestIdHeader: false,
+    return503OnClosing: true
+  })
+  ignoreRequestBodies(app)
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('x-request-id', request.id)
+    reply.headers(NOSNIFF_HEADERS)
+    reply.header('cache-control', 'no-store')
+  })
+  app.setErrorHandler(createErrorHandler(ctx.config.docsUrl))
+  app.setNotFoundHandler(async () => {
+    throw new AppError('ENOTFOUND', { data: { path: 'This listener answers GET /metrics only.' } })
+  })
+  await app.register(metricsRoutes, { ctx })
   return app
 }

@@ -54,6 +54,12 @@ export interface Config {
   /** false, true, a hop count, or a list of CIDRs/addresses (Fastify's trustProxy forms). */
   trustProxy: boolean | number | string[]
   docsUrl: string
+  /** METRICS: whether /metrics is served at all. */
+  metrics: boolean
+  /** METRICS_PORT: when set, /metrics is served on its own listener there (bound to HOST) and not on the public ones. */
+  metricsPort: number | undefined
+  /** The whole environment of every child process (Chromium and its helpers): CHILD_ENV_NAMES and prefixes only. */
+  childEnv: Readonly<Record<string, string>>
 }
 
 export class ConfigError extends Error {
@@ -80,6 +86,30 @@ export function loadEnvFile (path = '.env'): boolean {
     throw new ConfigError(path, `could not be read (${err instanceof Error ? err.message : String(err)})`)
   }
   return true
+}
+
+// ---------------------------------------------------------------- the environment of child processes
+//
+// Chromium (and any later child process) gets an explicit environment, never the service's own: without one,
+// Playwright would hand it every variable, API_KEYS, S3 credentials and REDIS_URL included (docs/security.md).
+// This is the one allowlist: what a browser needs to find its programs, its home, its locale, time zone and fonts.
+
+/** Variables passed to child processes as they are, when set. */
+export const CHILD_ENV_NAMES: readonly string[] = Object.freeze(['PATH', 'HOME', 'TMPDIR', 'LANG', 'LANGUAGE', 'TZ', 'TZDIR', 'DISPLAY'])
+/** Families passed to child processes: locale categories, fontconfig settings, XDG directories. */
+export const CHILD_ENV_PREFIXES: readonly string[] = Object.freeze(['LC_', 'FONTCONFIG_', 'XDG_'])
+/** PATH of child processes when the service has none (Debian's launcher is a shell script). */
+export const DEFAULT_CHILD_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin'
+
+/** The allowlisted part of `env`, frozen: the environment every child process starts with. */
+export function childEnvironment (env: Env): Readonly<Record<string, string>> {
+  const picked: Record<string, string> = {}
+  for (const [name, value] of Object.entries(env)) {
+    if (value === undefined) continue
+    if (CHILD_ENV_NAMES.includes(name) || CHILD_ENV_PREFIXES.some(prefix => name.startsWith(prefix))) picked[name] = value
+  }
+  if (picked.PATH === undefined || picked.PATH === '') picked.PATH = DEFAULT_CHILD_PATH
+  return Object.freeze(picked)
 }
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']
@@ -176,6 +206,11 @@ export function loadConfig (env: Env = {}): Readonly<Config> {
   const proPort = port(env, 'PRO_PORT', 3001)
   if (freePort === proPort && freePort !== 0) throw new ConfigError('PRO_PORT', `must differ from FREE_PORT (both are ${freePort})`)
 
+  const metricsPort = str(env, 'METRICS_PORT') === undefined ? undefined : port(env, 'METRICS_PORT', 0)
+  if (metricsPort !== undefined && metricsPort !== 0 && (metricsPort === freePort || metricsPort === proPort)) {
+    throw new ConfigError('METRICS_PORT', `must differ from FREE_PORT and PRO_PORT (got ${metricsPort})`)
+  }
+
   const logLevel = (str(env, 'LOG_LEVEL') ?? 'info').toLowerCase()
   if (!LOG_LEVELS.includes(logLevel)) throw new ConfigError('LOG_LEVEL', `must be one of ${LOG_LEVELS.join(', ')} (got "${logLevel}")`)
 
@@ -236,6 +271,9 @@ export function loadConfig (env: Env = {}): Readonly<Config> {
     browserMaxJobs: integer(env, 'BROWSER_MAX_JOBS', 1000, 1, 10_000_000),
     allowPrivateHosts: Object.freeze(hostPorts(env, 'ALLOW_PRIVATE_HOSTS')),
     trustProxy: trustProxy(env, 'TRUST_PROXY'),
-    docsUrl: httpUrl(env, 'DOCS_URL') ?? `${publicUrl}/docs`
+    docsUrl: httpUrl(env, 'DOCS_URL') ?? `${publicUrl}/docs`,
+    metrics: bool(env, 'METRICS', true),
+    metricsPort,
+    childEnv: childEnvironment(env)
   })
 }

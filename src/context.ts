@@ -16,6 +16,7 @@ import { createKeyVerifier } from './http/auth.ts'
 import { desktopUserAgent } from './browser/devices.ts'
 import { createBrowserPool, createLazyBrowserPool, type BrowserPoolOptions, type LazyBrowserPool } from './browser/pool/index.ts'
 import { createMetrics, type ServiceMetrics } from './metrics.ts'
+import { serviceVersion } from './version.ts'
 
 export interface AppContext {
   config: Readonly<Config>
@@ -69,6 +70,7 @@ export async function createContext (config: Readonly<Config>, log: Logger, over
     concurrency: config.browserConcurrency,
     queueLimit: config.browserQueueLimit,
     maxJobsPerBrowser: config.browserMaxJobs,
+    env: config.childEnv,
     ...overrides.browser
   }, { guard, log }))
   return {
@@ -83,7 +85,7 @@ export async function createContext (config: Readonly<Config>, log: Logger, over
     metadata,
     rules,
     browser,
-    metrics: createMetrics({ browserStats: () => browser.stats() }),
+    metrics: createMetrics({ browserStats: () => browser.stats(), version: serviceVersion() }),
     verifyKey: createKeyVerifier(config.apiKeys),
     background: new Set(),
     closing: false

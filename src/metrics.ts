@@ -26,9 +26,22 @@ const DURATION_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 1
 /** Error codes are a fixed catalog; anything else (never expected) is folded so no label can grow. */
 const CODE = /^(none|E[A-Z]{2,20})$/
 
-export function createMetrics (deps: { browserStats: () => BrowserPoolStats }): ServiceMetrics {
+export interface MetricsDeps {
+  browserStats: () => BrowserPoolStats
+  /** The service's version (package.json), for pagecast_build_info. */
+  version: string
+}
+
+export function createMetrics (deps: MetricsDeps): ServiceMetrics {
   const registry = new Registry()
   collectDefaultMetrics({ register: registry })
+
+  new Gauge({
+    name: 'pagecast_build_info',
+    help: 'The running pagecast, by version (package.json); always 1.',
+    labelNames: ['version'] as const,
+    registers: [registry]
+  }).set({ version: deps.version }, 1)
 
   const requests = new Counter({
     name: 'pagecast_requests_total',
@@ -88,17 +101,18 @@ export function createMetrics (deps: { browserStats: () => BrowserPoolStats }): 
     registers: [registry],
     collect () { this.set(deps.browserStats().queued) }
   })
-  new Gauge({
-    name: 'pagecast_browser_launches',
+  // Monotonic counts kept by the pool are counters (`_total`), copied from it at scrape time.
+  new Counter({
+    name: 'pagecast_browser_launches_total',
     help: 'Browsers launched (or connected) since start; a rise after the first is a relaunch.',
     registers: [registry],
-    collect () { this.set(deps.browserStats().launches) }
+    collect () { this.reset(); this.inc(deps.browserStats().launches) }
   })
-  new Gauge({
-    name: 'pagecast_browser_jobs',
+  new Counter({
+    name: 'pagecast_browser_jobs_total',
     help: 'Browser jobs started since start.',
     registers: [registry],
-    collect () { this.set(deps.browserStats().jobs) }
+    collect () { this.reset(); this.inc(deps.browserStats().jobs) }
   })
 
   return {

@@ -5,7 +5,7 @@ import { ConfigError, loadConfig, loadEnvFile } from './config.ts'
 import { createLogger } from './logger.ts'
 import { re2Status } from './metadata/re2.ts'
 import { closeContext, createContext } from './context.ts'
-import { buildApp } from './app.ts'
+import { buildApp, buildMetricsApp } from './app.ts'
 
 async function main (): Promise<void> {
   let config
@@ -28,20 +28,29 @@ async function main (): Promise<void> {
   const ctx = await createContext(config, log)
   const free = await buildApp(ctx, { plan: 'free' })
   const pro = await buildApp(ctx, { plan: 'pro' })
+  // /metrics on its own port when METRICS_PORT is set (docs/api.md §12.2).
+  const metrics = await buildMetricsApp(ctx)
 
   closeWithGrace({ delay: config.maxTimeout + 5000, logger: log }, async ({ signal, err }) => {
     if (err !== undefined) log.error({ err }, 'shutting down after an error')
     else log.info({ signal }, 'shutting down')
     ctx.closing = true
-    await Promise.all([free.close(), pro.close()])
+    await Promise.all([free.close(), pro.close(), metrics?.close()])
     await closeContext(ctx)
     log.flush()
   })
 
   await free.listen({ port: config.freePort, host: config.host })
   await pro.listen({ port: config.proPort, host: config.host })
-  log.info({ free: config.freePort, pro: config.proPort, store: ctx.store.kind, storage: ctx.storage.kind }, 'pagecast listening')
-  // A warm browser for the first render; /ready says 'error' for the browser until it is up.
+  if (metrics !== undefined) await metrics.listen({ port: config.metricsPort, host: config.host })
+  log.info({
+    free: config.freePort,
+    pro: config.proPort,
+    metrics: !config.metrics ? 'off' : config.metricsPort ?? 'public listeners',
+    store: ctx.store.kind,
+    storage: ctx.storage.kind
+  }, 'pagecast listening')
+  // A warm browser for the first render; /ready says ok while it starts, degraded if it would not (docs/api.md §12.2).
   ctx.browser.warm().catch((err: unknown) => { log.error({ err }, 'browser failed to start; requests will retry it') })
 }
 

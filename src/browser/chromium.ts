@@ -11,7 +11,8 @@ export interface FindChromiumOptions {
   chromiumPath?: string | undefined
   /**
    * The PATH to search, `:`-separated. When absent, the process's own PATH is consulted through `/bin/sh -c
-   * 'command -v …'` (nothing here reads process.env).
+   * 'command -v …'` (nothing here reads process.env). The pool always gives one (its child environment's PATH),
+   * so the service itself starts no shell with its own environment.
    */
   searchPath?: string | undefined
 }

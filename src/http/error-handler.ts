@@ -48,7 +48,9 @@ export function createErrorHandler (docsUrl: string) {
     } else {
       request.log.info({ code: appError.code, detail: appError.data, cause: describeCause(appError.cause) }, 'request refused')
     }
-    if (request.raw.destroyed || reply.raw.destroyed) return
+    // The client is gone: nothing to answer. Not `request.raw.destroyed`: Node destroys the request stream as soon
+    // as its body has been read, with the client still waiting (a parsed body would never be answered).
+    if (reply.raw.destroyed || request.raw.socket?.destroyed === true) return
     for (const [name, value] of Object.entries(appError.headers)) reply.header(name, value)
     reply
       .code(appError.status)

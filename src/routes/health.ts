@@ -1,21 +1,26 @@
-// Operations: /health (the process runs) and /ready (the components answer). Never counted or cached.
+// Operations: /health (the process runs) and /ready (whether this listener can serve: docs/api.md §12.2, decided in
+// http/readiness.ts). Never counted or cached.
 import type { FastifyInstance } from 'fastify'
+import type { Plan } from '../config.ts'
 import type { AppContext } from '../context.ts'
+import { readiness } from '../http/readiness.ts'
 
-export async function healthRoutes (app: FastifyInstance, { ctx }: { ctx: AppContext }): Promise<void> {
+export async function healthRoutes (app: FastifyInstance, { ctx, plan }: { ctx: AppContext, plan: Plan }): Promise<void> {
   app.get('/health', async (_request, reply) => {
     return await reply.type('application/json; charset=utf-8').send({ status: 'ok' })
   })
 
   app.get('/ready', async (_request, reply) => {
-    const [store, storage] = ctx.closing ? [false, false] : await Promise.all([ctx.store.health(), ctx.storage.health()])
-    const checks: Record<string, 'ok' | 'error'> = {
-      browser: !ctx.closing && ctx.browser.health() ? 'ok' : 'error',
-      store: store ? 'ok' : 'error',
-      storage: storage ? 'ok' : 'error'
-    }
-    if (ctx.closing) checks.service = 'error'
-    const ok = Object.values(checks).every(v => v === 'ok')
-    return await reply.code(ok ? 200 : 503).type('application/json; charset=utf-8').send({ status: ok ? 'ok' : 'error', checks })
+    const [store, storage] = await Promise.all([ctx.store.health(), ctx.storage.health()])
+    const { httpStatus, body } = readiness({
+      plan,
+      closing: ctx.closing,
+      browser: ctx.browser.readiness(),
+      store,
+      storage,
+      quotaFailMode: ctx.config.quotaFailMode,
+      freeDailyLimit: ctx.config.freeDailyLimit
+    })
+    return await reply.code(httpStatus).type('application/json; charset=utf-8').send(body)
   })
 }

@@ -3,7 +3,7 @@
 // and an s3rver started here on free ports), never the run's shared ones. The process never crashes and
 // recovers by itself.
 import { spawn, type ChildProcess } from 'node:child_process'
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import net from 'node:net'
 import os from 'node:os'
@@ -99,9 +99,12 @@ describe('Redis', () => {
     const app = await newApp({ REDIS_URL: redis.url })
     expect(app.config.quotaFailMode).toBe('open')
 
-    const ready = await app.free.inject('/ready')
-    expect(ready.statusCode).toBe(503)
-    expect(ready.json()).toEqual({ status: 'error', checks: { browser: 'ok', store: 'error', storage: 'ok' } })
+    // Served around (docs/api.md §12.2): 200 degraded, the store named, on both listeners.
+    for (const listener of [app.free, app.pro]) {
+      const ready = await listener.inject('/ready')
+      expect(ready.statusCode).toBe(200)
+      expect(ready.json()).toEqual({ status: 'degraded', checks: { browser: 'ok', store: 'error', storage: 'ok' } })
+    }
 
     const served = await app.free.inject({ url: freeQuery('open'), remoteAddress: IP })
     expect(served.statusCode).toBe(200)
@@ -115,7 +118,9 @@ describe('Redis', () => {
     expect(performance.now() - t).toBeLessThan(2000)
 
     await redis.start()
-    await vi.waitFor(async () => { expect((await app.free.inject('/ready')).statusCode).toBe(200) }, { timeout: 15_000, interval: 200 })
+    await vi.waitFor(async () => {
+      expect((await app.free.inject('/ready')).json()).toEqual({ status: 'ok', checks: { browser: 'ok', store: 'ok', storage: 'ok' } })
+    }, { timeout: 15_000, interval: 200 })
     const counted = await app.free.inject({ url: freeQuery('open'), remoteAddress: IP })
     expect(counted.statusCode).toBe(200)
     expect(counted.headers['x-rate-limit-remaining']).toBe('49')
@@ -144,7 +149,13 @@ describe('Redis', () => {
     const pro = await app.pro.inject({ url: freeQuery('closed-pro'), headers: { 'x-api-key': 'k' } })
     expect(pro.statusCode).toBe(200)
     expect((await app.free.inject('/health')).statusCode).toBe(200)
-    expect((await app.free.inject('/ready')).json().checks.store).toBe('error')
+    // The free listener cannot serve (every request is refused): 503. The pro listener has no quota: degraded.
+    const freeReady = await app.free.inject('/ready')
+    expect(freeReady.statusCode).toBe(503)
+    expect(freeReady.json()).toEqual({ status: 'error', checks: { browser: 'ok', store: 'error', storage: 'ok' } })
+    const proReady = await app.pro.inject('/ready')
+    expect(proReady.statusCode).toBe(200)
+    expect(proReady.json()).toEqual({ status: 'degraded', checks: { browser: 'ok', store: 'error', storage: 'ok' } })
     const metrics = parseMetrics((await app.free.inject('/metrics')).body)
     expect(valueOf(metrics, 'pagecast_quota_refusals_total', { reason: 'store_unavailable' })).toBe(1)
     expect(valueOf(metrics, 'pagecast_requests_total', { listener: 'free', status: '503', code: 'EBUSY' })).toBe(1)
@@ -158,7 +169,7 @@ describe('Redis', () => {
     const hit = await app.free.inject({ url: freeQuery('closed'), remoteAddress: IP })
     expect(hit.headers['x-cache-status']).toBe('HIT')
     expect(Number(hit.headers['x-rate-limit-remaining'])).toBeLessThan(50)
-    expect((await app.free.inject('/ready')).statusCode).toBe(200)
+    expect((await app.free.inject('/ready')).json()).toMatchObject({ status: 'ok' })
   }, 60_000)
 
   it('QUOTA_FAIL_MODE accepts open or closed only', async () => {
@@ -186,11 +197,16 @@ describe('S3', () => {
       expect(failed.statusCode).toBe(500)
       expect(failed.json()).toMatchObject({ status: 'error', code: 'EFATAL' })
       expect(failed.body).not.toContain(endpoint)
-      expect((await app.pro.inject('/ready')).json().checks.storage).toBe('error')
+      // Metadata is still served without storage: degraded (200), storage named.
+      const ready = await app.pro.inject('/ready')
+      expect(ready.statusCode).toBe(200)
+      expect(ready.json()).toEqual({ status: 'degraded', checks: { browser: 'ok', store: 'ok', storage: 'error' } })
+      const metadata = await app.pro.inject({ url: `/?${qs({ url: `${fx.origin}/plain/?no-storage`, 'meta.title': true })}`, headers: { 'x-api-key': 'k' } })
+      expect(metadata.statusCode).toBe(200)
 
       s3 = new S3rver({ address: '127.0.0.1', port, directory: dir, silent: true, configureBuckets: [{ name: 'own-bucket' }] })
       await s3.run()
-      await vi.waitFor(async () => { expect((await app.pro.inject('/ready')).statusCode).toBe(200) }, { timeout: 15_000, interval: 200 })
+      await vi.waitFor(async () => { expect((await app.pro.inject('/ready')).json().status).toBe('ok') }, { timeout: 15_000, interval: 200 })
       // Not a HIT: the failed computation left nothing in the cache.
       const stored = await app.pro.inject({ url: query, headers: { 'x-api-key': 'k' } })
       expect(stored.statusCode).toBe(200)
@@ -257,11 +273,110 @@ describe('Chromium', () => {
     expect(app.ctx.browser.browserPid()).not.toBe(pid)
     expect(app.ctx.browser.health()).toBe(true)
     const metrics = parseMetrics((await app.pro.inject('/metrics')).body)
-    expect(valueOf(metrics, 'pagecast_browser_launches')).toBe(2)
+    expect(valueOf(metrics, 'pagecast_browser_launches_total')).toBe(2)
     expect(valueOf(metrics, 'pagecast_render_duration_seconds_count', { outcome: 'error' })).toBe(1)
     await vi.waitFor(() => {
       expect(zombieChildren()).toEqual([])
       expect(groupMembers(pid as number)).toEqual([])
     }, { timeout: 10_000, interval: 100 })
   }, 90_000)
+})
+
+/** A CHROMIUM_PATH that runs Debian's chromium, unless told to fail (`fail` exists) or to start slowly (`slow`). */
+function launcher (): { path: string, fail: string, slow: string, dispose (): void } {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'pagecast-launcher-'))
+  const file = path.join(dir, 'chromium')
+  const fail = path.join(dir, 'fail')
+  const slow = path.join(dir, 'slow')
+  writeFileSync(file, `#!/bin/sh\n[ -e '${fail}' ] && exit 1\n[ -e '${slow}' ] && sleep 1\nexec /usr/bin/chromium "$@"\n`, { mode: 0o755 })
+  return { path: file, fail, slow, dispose () { rmSync(dir, { recursive: true, force: true }) } }
+}
+
+describe('/ready and the browser (docs/api.md §12.2)', () => {
+  it('stays ok through a planned relaunch (BROWSER_MAX_JOBS)', async () => {
+    const chromium = launcher()
+    try {
+      const app = await newApp({ CHROMIUM_PATH: chromium.path, BROWSER_MAX_JOBS: '1' })
+      await app.ctx.browser.warm()
+      const firstPid = app.ctx.browser.browserPid()
+      // The next browser takes a second longer to start, so the relaunch is seen.
+      writeFileSync(chromium.slow, '')
+      const render = app.pro.inject({ url: `/?${qs({ url: `${fx.origin}/red/`, prerender: true, waitUntil: 'load' })}`, headers: { 'x-api-key': 'k' } })
+      const samples: Array<{ up: boolean, status: number, body: unknown }> = []
+      let rendered: Awaited<typeof render> | undefined
+      void render.then(res => { rendered = res })
+      const until = Date.now() + 20_000
+      while (Date.now() < until && (rendered === undefined || !app.ctx.browser.health() || app.ctx.browser.browserPid() === firstPid)) {
+        const up = app.ctx.browser.health()
+        for (const listener of [app.free, app.pro]) {
+          const res = await listener.inject('/ready')
+          samples.push({ up, status: res.statusCode, body: res.json() })
+        }
+        await new Promise(resolve => setTimeout(resolve, 25))
+      }
+      expect((await render).statusCode).toBe(200)
+      expect(app.ctx.browser.browserPid()).not.toBe(firstPid)
+      expect(app.ctx.browser.stats().launches).toBe(2)
+      // Some answers came while no browser was up, and every answer was ok.
+      expect(samples.filter(s => !s.up).length).toBeGreaterThan(0)
+      for (const sample of samples) {
+        expect(sample).toMatchObject({ status: 200, body: { status: 'ok', checks: { browser: 'ok', store: 'ok', storage: 'ok' } } })
+      }
+    } finally {
+      chromium.dispose()
+    }
+  }, 60_000)
+
+  it('is degraded while relaunches fail, 503 once the browser is unrecoverable, and ok again when a relaunch succeeds', async () => {
+    const chromium = launcher()
+    try {
+      const app = await newApp({ CHROMIUM_PATH: chromium.path })
+      await app.ctx.browser.warm()
+      expect((await app.pro.inject('/ready')).json()).toMatchObject({ status: 'ok' })
+      writeFileSync(chromium.fail, '')
+      process.kill(app.ctx.browser.browserPid() as number, 'SIGKILL')
+
+      // Relaunch attempts fail (with their backoff); nobody needs to ask for a render for them to go on.
+      const seen: string[] = []
+      await vi.waitFor(async () => {
+        const res = await app.pro.inject('/ready')
+        const summary = `${res.statusCode} ${(res.json() as { status: string }).status}`
+        if (seen.at(-1) !== summary) seen.push(summary)
+        expect(res.statusCode).toBe(503)
+      }, { timeout: 20_000, interval: 50 })
+      expect(seen).toContain('200 degraded')
+      expect(seen.indexOf('200 degraded')).toBeLessThan(seen.indexOf('503 error'))
+      for (const listener of [app.free, app.pro]) {
+        const res = await listener.inject('/ready')
+        expect(res.statusCode).toBe(503)
+        expect(res.json()).toEqual({ status: 'error', checks: { browser: 'error', store: 'ok', storage: 'ok' } })
+      }
+      // /health still says the process runs: a load balancer stops routing here, nobody restarts it.
+      expect((await app.pro.inject('/health')).statusCode).toBe(200)
+
+      rmSync(chromium.fail)
+      await vi.waitFor(async () => {
+        expect((await app.pro.inject('/ready')).json()).toEqual({ status: 'ok', checks: { browser: 'ok', store: 'ok', storage: 'ok' } })
+      }, { timeout: 20_000, interval: 200 })
+      const next = await app.pro.inject({ url: `/?${qs({ url: `${fx.origin}/red/`, prerender: true, waitUntil: 'load' })}`, headers: { 'x-api-key': 'k' } })
+      expect(next.statusCode).toBe(200)
+      expect(next.json().data.title).toBe('Red')
+    } finally {
+      chromium.dispose()
+    }
+  }, 60_000)
+})
+
+describe('/ready while draining', () => {
+  it('answers 503 error with the service named, on both listeners', async () => {
+    const app = await newApp({})
+    expect((await app.free.inject('/ready')).statusCode).toBe(200)
+    // What server.ts sets when SIGTERM arrives, before the listeners close.
+    app.ctx.closing = true
+    for (const listener of [app.free, app.pro]) {
+      const res = await listener.inject('/ready')
+      expect(res.statusCode).toBe(503)
+      expect(res.json()).toEqual({ status: 'error', checks: { browser: 'ok', store: 'ok', storage: 'ok', service: 'error' } })
+    }
+  })
 })

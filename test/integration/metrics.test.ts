@@ -1,9 +1,18 @@
 // /metrics (docs/api.md §12.2): Prometheus text from a registry per context, on both listeners; never counted,
-// rate-limited or cached; labels are fixed enums only.
+// rate-limited or cached; labels are fixed enums only; counts are `_total` counters; its own listener with
+// METRICS_PORT, nowhere with METRICS=false.
+import { spawn } from 'node:child_process'
+import { readFileSync } from 'node:fs'
+import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
+import { buildMetricsApp } from '../../src/app.ts'
 import { build, qs, type Built } from '../helpers/build.ts'
+import { freePort } from '../setup/global-setup.ts'
 import { startFixtureServer, type FixtureServer } from '../helpers/fixture-server.ts'
 import { parseMetrics, valueOf, type Sample } from '../helpers/metrics.ts'
+
+const ROOT = path.resolve(import.meta.dirname, '../..')
+const VERSION = (JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { version: string }).version
 
 let fx: FixtureServer
 let a: Built
@@ -66,7 +75,7 @@ describe('/metrics', () => {
     expect(valueOf(samples, 'pagecast_quota_refusals_total', { reason: 'limit' })).toBe(1)
     expect(valueOf(samples, 'pagecast_browser_pages_active')).toBe(0)
     expect(valueOf(samples, 'pagecast_browser_queue_length')).toBe(0)
-    expect(valueOf(samples, 'pagecast_browser_launches')).toBe(0)
+    expect(valueOf(samples, 'pagecast_browser_launches_total')).toBe(0)
     // Process metrics, in this context's registry.
     expect(valueOf(samples, 'process_cpu_user_seconds_total')).toBeGreaterThan(0)
     expect(samples.some(s => s.name.startsWith('nodejs_heap_size_used_bytes'))).toBe(true)
@@ -107,8 +116,8 @@ describe('/metrics', () => {
     expect(valueOf(samples, 'pagecast_fetch_total', { mode: 'prerender' })).toBe(1)
     expect(valueOf(samples, 'pagecast_render_duration_seconds_count', { outcome: 'ok' })).toBe(1)
     expect(valueOf(samples, 'pagecast_render_duration_seconds_sum', { outcome: 'ok' })).toBeGreaterThan(0)
-    expect(valueOf(samples, 'pagecast_browser_launches')).toBe(1)
-    expect(valueOf(samples, 'pagecast_browser_jobs')).toBe(1)
+    expect(valueOf(samples, 'pagecast_browser_launches_total')).toBe(1)
+    expect(valueOf(samples, 'pagecast_browser_jobs_total')).toBe(1)
 
     // A render in progress shows up in the gauge at scrape time, and leaves it once done.
     fx.route('/slow', (_req, res) => { setTimeout(() => { res.writeHead(200, { 'content-type': 'text/html' }); res.end('<title>Slow</title>') }, 1500) })
@@ -120,5 +129,108 @@ describe('/metrics', () => {
     expect(valueOf((await scrape(a)).samples, 'pagecast_browser_pages_active')).toBe(1)
     expect((await slow).statusCode).toBe(200)
     await vi.waitFor(async () => { expect(valueOf((await scrape(a)).samples, 'pagecast_browser_pages_active')).toBe(0) })
+  }, 60_000)
+})
+
+describe('metric names', () => {
+  it('are counters named _total for every monotonic count, and pagecast_build_info carries the version', async () => {
+    const { text, samples } = await scrape(a)
+    const types = new Map([...text.matchAll(/^# TYPE (\S+) (\S+)$/gm)].map(m => [m[1] ?? '', m[2] ?? '']))
+    for (const name of [
+      'pagecast_requests_total', 'pagecast_cache_total', 'pagecast_fetch_total', 'pagecast_quota_refusals_total',
+      'pagecast_browser_launches_total', 'pagecast_browser_jobs_total'
+    ]) {
+      expect(types.get(name), name).toBe('counter')
+    }
+    // Every counter, ours and the process's, is named _total; nothing else is.
+    for (const [name, type] of types) {
+      if (type === 'counter') expect(name, name).toMatch(/_total$/)
+      if (name.startsWith('pagecast_') && name.endsWith('_total')) expect(type, name).toBe('counter')
+    }
+    for (const gone of ['pagecast_browser_launches', 'pagecast_browser_jobs']) expect(types.has(gone), gone).toBe(false)
+    expect(types.get('pagecast_build_info')).toBe('gauge')
+    expect(samples.filter(s => s.name === 'pagecast_build_info')).toEqual([{ name: 'pagecast_build_info', labels: { version: VERSION }, value: 1 }])
+  })
+})
+
+describe('METRICS_PORT', () => {
+  it('moves /metrics to its own listener: the public ones answer 404 ENOTFOUND', async () => {
+    const own = await build({ METRICS_PORT: '0' })
+    const metrics = await buildMetricsApp(own.ctx)
+    try {
+      expect(metrics).toBeDefined()
+      const metricsUrl = await metrics?.listen({ port: 0, host: '127.0.0.1' }) ?? ''
+      const freeUrl = await own.free.listen({ port: 0, host: '127.0.0.1' })
+      const proUrl = await own.pro.listen({ port: 0, host: '127.0.0.1' })
+      for (const base of [freeUrl, proUrl]) {
+        const res = await fetch(`${base}/metrics`, { signal: AbortSignal.timeout(5_000) })
+        expect(res.status).toBe(404)
+        expect(((await res.json()) as { code: string }).code).toBe('ENOTFOUND')
+      }
+      const res = await fetch(`${metricsUrl}/metrics`, { signal: AbortSignal.timeout(5_000) })
+      expect(res.status).toBe(200)
+      expect(res.headers.get('content-type')).toMatch(/^text\/plain; version=0\.0\.4/)
+      expect(res.headers.get('cache-control')).toBe('no-store')
+      const samples = parseMetrics(await res.text())
+      expect(valueOf(samples, 'pagecast_build_info', { version: VERSION })).toBe(1)
+      // The two 404s above were counted, by the public listeners.
+      expect(valueOf(samples, 'pagecast_requests_total', { listener: 'free', status: '404', code: 'ENOTFOUND' })).toBe(1)
+      // Nothing else lives on the metrics listener.
+      for (const route of ['/', '/health', '/ready', '/docs']) {
+        const other = await fetch(`${metricsUrl}${route}`, { signal: AbortSignal.timeout(5_000) })
+        expect(other.status, route).toBe(404)
+        expect(((await other.json()) as { code: string }).code).toBe('ENOTFOUND')
+      }
+      const posted = await fetch(`${metricsUrl}/metrics`, { method: 'POST', body: '{}', headers: { 'content-type': 'application/json' }, signal: AbortSignal.timeout(5_000) })
+      expect(posted.status).toBe(404)
+    } finally {
+      await metrics?.close()
+      await own.close()
+    }
+  })
+
+  it('METRICS=false turns /metrics off everywhere, METRICS_PORT or not', async () => {
+    const off = await build({ METRICS: 'false', METRICS_PORT: '0' })
+    try {
+      expect(await buildMetricsApp(off.ctx)).toBeUndefined()
+      for (const listener of [off.free, off.pro]) {
+        const res = await listener.inject('/metrics')
+        expect(res.statusCode).toBe(404)
+        expect(res.json().code).toBe('ENOTFOUND')
+      }
+    } finally {
+      await off.close()
+    }
+    const noPort = await build({ METRICS: 'false' })
+    try {
+      expect(await buildMetricsApp(noPort.ctx)).toBeUndefined()
+      expect((await noPort.free.inject('/metrics')).statusCode).toBe(404)
+    } finally {
+      await noPort.close()
+    }
+  })
+
+  it('the process serves it on METRICS_PORT, bound to HOST, and not on the public ports', async () => {
+    const [free, pro, metrics] = [await freePort(), await freePort(), await freePort()]
+    const child = spawn(process.execPath, ['src/server.ts'], {
+      cwd: ROOT,
+      env: { ...process.env, FREE_PORT: String(free), PRO_PORT: String(pro), METRICS_PORT: String(metrics), HOST: '127.0.0.1', LOG_LEVEL: 'warn' },
+      stdio: ['ignore', 'ignore', 'pipe']
+    })
+    const exited = new Promise<number | null>(resolve => child.on('exit', resolve))
+    try {
+      await vi.waitFor(async () => {
+        expect((await fetch(`http://127.0.0.1:${metrics}/metrics`)).status).toBe(200)
+      }, { timeout: 20_000, interval: 100 })
+      const text = await (await fetch(`http://127.0.0.1:${metrics}/metrics`)).text()
+      expect(valueOf(parseMetrics(text), 'pagecast_build_info', { version: VERSION })).toBe(1)
+      expect((await fetch(`http://127.0.0.1:${free}/metrics`)).status).toBe(404)
+      expect((await fetch(`http://127.0.0.1:${pro}/metrics`)).status).toBe(404)
+      child.kill('SIGTERM')
+      expect(await exited).toBe(0)
+      await expect(fetch(`http://127.0.0.1:${metrics}/metrics`)).rejects.toThrow()
+    } finally {
+      child.kill('SIGKILL')
+    }
   }, 60_000)
 })

@@ -1,8 +1,11 @@
 // Keys and secrets (docs/api.md §10), beyond api.test.ts's fetch-path log check: a render with forwarded
 // headers, cookies, authorization and proxy credentials, error logs included; keys hashed before the
-// constant-time comparison; sha256: keys end to end; no client reads another's private result.
+// constant-time comparison; sha256: keys end to end; no client reads another's private result; no secret of the
+// service's environment in any process of the browser.
 import { createHash } from 'node:crypto'
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
+import { readdirSync, readFileSync } from 'node:fs'
+import { afterAll, beforeAll, describe, expect, inject, it, vi } from 'vitest'
+import { CHILD_ENV_NAMES, CHILD_ENV_PREFIXES } from '../../src/config.ts'
 import { build, qs, type Built } from '../helpers/build.ts'
 import { startFixtureServer, type FixtureServer } from '../helpers/fixture-server.ts'
 import { freePort } from '../setup/global-setup.ts'
@@ -170,4 +173,108 @@ describe('private results', () => {
     expect(free.json().data.title).toBe('cookie=none')
     expect(free.headers['x-cache-status']).toBe('HIT')
   })
+})
+
+/** pid, parent and process group of every live process. */
+function processTable (): Array<{ pid: number, ppid: number, pgrp: number }> {
+  const table: Array<{ pid: number, ppid: number, pgrp: number }> = []
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue
+    let stat: string
+    try { stat = readFileSync(`/proc/${name}/stat`, 'utf8') } catch { continue }
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+    if (fields[0] === 'Z') continue
+    table.push({ pid: Number(name), ppid: Number(fields[1]), pgrp: Number(fields[2]) })
+  }
+  return table
+}
+
+/** The browser and every process under it: its process group, and its descendants by parent pid. */
+function browserProcesses (browserPid: number): number[] {
+  const table = processTable()
+  const found = new Set<number>([browserPid])
+  for (const p of table) if (p.pgrp === browserPid) found.add(p.pid)
+  for (let grew = true; grew;) {
+    grew = false
+    for (const p of table) {
+      if (found.has(p.ppid) && !found.has(p.pid)) { found.add(p.pid); grew = true }
+    }
+  }
+  return [...found]
+}
+
+/** NAME=value entries of a process's environment as it was started. */
+function environOf (pid: number): string[] {
+  return readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0').filter(entry => entry !== '')
+}
+
+describe("the browser's environment", () => {
+  it('holds no secret of the service: not API_KEYS, the S3 credentials, REDIS_URL or anything else beyond the allowlist', async () => {
+    // The service's environment, as server.ts gives it to loadConfig (process.env), with secrets in it.
+    const secrets: Record<string, string> = {
+      API_KEYS: 'env-api-key-secret-81,sha256:' + 'ab'.repeat(32),
+      S3_ACCESS_KEY_ID: 'env-s3-access-key-secret-82',
+      S3_SECRET_ACCESS_KEY: 'env-s3-secret-key-secret-83',
+      REDIS_URL: `${inject('redisUrl')}/0?secret-84`,
+      PAGECAST_UNLISTED_SETTING: 'env-unlisted-secret-85'
+    }
+    const saved = Object.fromEntries(Object.keys(secrets).map(name => [name, process.env[name]]))
+    Object.assign(process.env, secrets)
+    let withSecrets: Built | undefined
+    try {
+      const serviceEnv: Record<string, string> = {}
+      for (const [name, value] of Object.entries(process.env)) if (value !== undefined) serviceEnv[name] = value
+      withSecrets = await build({
+        ...serviceEnv,
+        S3_BUCKET: 'env-bucket',
+        S3_ENDPOINT: 'http://127.0.0.1:9',
+        CDN_URL: 'http://127.0.0.1:9/env-bucket',
+        ALLOW_PRIVATE_HOSTS: fx.host,
+        BROWSER_CONCURRENCY: '2'
+      })
+      expect(withSecrets.config.s3?.secretAccessKey).toBe(secrets.S3_SECRET_ACCESS_KEY)
+      // A render: the browser, its zygotes, a renderer, the GPU and network services are all running.
+      const rendered = await withSecrets.pro.inject({
+        url: `/?${qs({ url: `${fx.origin}/whoami?env`, prerender: true, waitUntil: 'load' })}`,
+        headers: { 'x-api-key': 'env-api-key-secret-81' }
+      })
+      expect(rendered.statusCode).toBe(200)
+      expect(rendered.headers['x-fetch-mode']).toBe('prerender')
+
+      const browserPid = withSecrets.ctx.browser.browserPid()
+      expect(browserPid).toBeGreaterThan(0)
+      const pids = browserProcesses(browserPid as number)
+      expect(pids.length).toBeGreaterThanOrEqual(3)
+      let read = 0
+      for (const pid of pids) {
+        let environ: string[]
+        // A helper that exited between the listing and the read has no environment left to leak.
+        try { environ = environOf(pid) } catch { continue }
+        read += 1
+        const names = environ.map(entry => entry.slice(0, entry.indexOf('=')))
+        // (Chromium retitles its zygotes over their original environment block, so not every block is a list of
+        // variables; none may hold a secret either way.)
+        for (const [name, value] of Object.entries(secrets)) {
+          expect(names, `pid ${pid} has ${name}`).not.toContain(name)
+          for (const part of value.split(',')) expect(environ.join('\n'), `pid ${pid} holds the value of ${name}`).not.toContain(part)
+        }
+        for (const name of ['S3_BUCKET', 'S3_ENDPOINT', 'CDN_URL', 'ALLOW_PRIVATE_HOSTS', 'LOG_LEVEL', 'STORAGE_DIR']) {
+          expect(names, `pid ${pid} has ${name}`).not.toContain(name)
+        }
+      }
+      expect(read).toBeGreaterThanOrEqual(3)
+      // The browser process itself got the allowlist and nothing else of the service's (Debian's launcher script adds
+      // its own, and its shell keeps PWD), PATH among them, so the reads above are not vacuous.
+      const own = environOf(browserPid as number).map(entry => entry.slice(0, entry.indexOf('=')))
+      expect(own).toContain('PATH')
+      const fromService = own.filter(name => name in serviceEnv && !['PWD', 'OLDPWD', 'SHLVL', '_'].includes(name))
+      expect(fromService.filter(name => !CHILD_ENV_NAMES.includes(name) && !CHILD_ENV_PREFIXES.some(p => name.startsWith(p)))).toEqual([])
+    } finally {
+      await withSecrets?.close()
+      for (const [name, value] of Object.entries(saved)) {
+        if (value === undefined) Reflect.deleteProperty(process.env, name)
+        else process.env[name] = value
+      }
+    }
+  }, 60_000)
 })

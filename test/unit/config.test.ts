@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
-import { ConfigError, loadConfig, loadEnvFile } from '../../src/config.ts'
+import { ConfigError, DEFAULT_CHILD_PATH, loadConfig, loadEnvFile } from '../../src/config.ts'
 
 describe('loadConfig', () => {
   it('has the defaults of docs/api.md §12.1', () => {
@@ -13,6 +13,8 @@ describe('loadConfig', () => {
       maxTimeout: 28_000, browserQueueLimit: 64, allowPrivateHosts: [], trustProxy: false, docsUrl: 'http://localhost:3000/docs'
     })
     expect(c.browserConcurrency).toBeGreaterThanOrEqual(1)
+    expect(c.metrics).toBe(true)
+    expect(c.metricsPort).toBeUndefined()
     expect(Object.isFrozen(c)).toBe(true)
   })
 
@@ -37,6 +39,7 @@ describe('loadConfig', () => {
     expect(loadConfig({ TRUST_PROXY: '2' }).trustProxy).toBe(2)
     expect(loadConfig({ FREE_PORT: '4000' }).publicUrl).toBe('http://localhost:4000')
     expect(loadConfig({ MAX_TIMEOUT: '15000' }).maxTimeout).toBe(15_000)
+    expect(loadConfig({ METRICS: 'false', METRICS_PORT: '9464' })).toMatchObject({ metrics: false, metricsPort: 9464 })
   })
 
   it.each([
@@ -54,7 +57,11 @@ describe('loadConfig', () => {
     ['TRUST_PROXY', { TRUST_PROXY: 'everyone' }],
     ['API_KEYS', { API_KEYS: 'sha256:abc' }],
     ['PUBLIC_URL', { PUBLIC_URL: 'ftp://x' }],
-    ['REGION', { REGION: 'has space' }]
+    ['REGION', { REGION: 'has space' }],
+    ['METRICS', { METRICS: 'sometimes' }],
+    ['METRICS_PORT', { METRICS_PORT: 'x' }],
+    ['METRICS_PORT', { METRICS_PORT: '3001' }],
+    ['METRICS_PORT', { FREE_PORT: '9000', METRICS_PORT: '9000' }]
   ])('stops with a message naming %s', (variable, env) => {
     let error: unknown
     try { loadConfig(env) } catch (err) { error = err }
@@ -91,5 +98,25 @@ describe('loadEnvFile', () => {
     const notAFile = path.join(dir, 'dir.env')
     mkdirSync(notAFile)
     expect(() => loadEnvFile(notAFile)).toThrow(ConfigError)
+  })
+})
+
+describe('childEnv (docs/security.md)', () => {
+  it('keeps what a browser needs and nothing of the service', () => {
+    const c = loadConfig({
+      PATH: '/usr/bin:/bin', HOME: '/home/pagecast', LANG: 'C.UTF-8', LC_ALL: 'C.UTF-8', TZ: 'UTC', TMPDIR: '/tmp',
+      FONTCONFIG_PATH: '/etc/fonts', XDG_CACHE_HOME: '/cache', DISPLAY: ':99',
+      API_KEYS: 'k', REDIS_URL: 'redis://:pw@r:6379', S3_BUCKET: 'b', CDN_URL: 'http://c', S3_ACCESS_KEY_ID: 'id',
+      S3_SECRET_ACCESS_KEY: 's', AWS_SECRET_ACCESS_KEY: 'aws', NODE_OPTIONS: '--inspect', LD_PRELOAD: '/x.so', npm_config_token: 't'
+    })
+    expect(c.childEnv).toEqual({
+      PATH: '/usr/bin:/bin', HOME: '/home/pagecast', LANG: 'C.UTF-8', LC_ALL: 'C.UTF-8', TZ: 'UTC', TMPDIR: '/tmp',
+      FONTCONFIG_PATH: '/etc/fonts', XDG_CACHE_HOME: '/cache', DISPLAY: ':99'
+    })
+    expect(Object.isFrozen(c.childEnv)).toBe(true)
+  })
+
+  it('gives a PATH when the service has none', () => {
+    expect(loadConfig({}).childEnv).toEqual({ PATH: DEFAULT_CHILD_PATH })
   })
 })

@@ -8,6 +8,7 @@
 // did and its answer), runner.ts (one job from start to release), drain.ts (what close() waits for),
 // lazy-pool.ts (a pool created on first use). This file wires them together.
 import { randomUUID } from 'node:crypto'
+import { childEnvironment } from '../../config.ts'
 import { AppError } from '../../errors.ts'
 import { findChromium } from '../chromium.ts'
 import { createEgressProxy } from '../egress-proxy.ts'
@@ -24,7 +25,8 @@ import { abortError } from '../../util/abort.ts'
 import type { BrowserJob, BrowserPool, BrowserPoolDeps, BrowserPoolOptions, PoolCounters, PoolRunOptions } from './types.ts'
 
 export type {
-  BrowserJob, BrowserPool, BrowserPoolDeps, BrowserPoolLog, BrowserPoolOptions, BrowserPoolStats, JobInfo, PoolRunOptions
+  BrowserJob, BrowserPool, BrowserPoolDeps, BrowserPoolLog, BrowserPoolOptions, BrowserPoolStats, BrowserReadiness, JobInfo,
+  PoolRunOptions
 } from './types.ts'
 
 const DEFAULTS = {
@@ -46,7 +48,9 @@ export async function createBrowserPool (options: BrowserPoolOptions, deps: Brow
   const resetTimeoutMs = options.resetTimeoutMs ?? DEFAULTS.resetTimeoutMs
   const drainTimeoutMs = options.drainTimeoutMs ?? DEFAULTS.drainTimeoutMs
   const wsEndpoint = options.wsEndpoint !== undefined && options.wsEndpoint !== '' ? options.wsEndpoint : undefined
-  const executablePath = wsEndpoint !== undefined ? undefined : findChromium({ chromiumPath: options.chromiumPath, searchPath: options.searchPath })
+  // Chromium gets this environment and nothing else of the service's (docs/security.md); no shell looks it up.
+  const env = options.env ?? childEnvironment({})
+  const executablePath = wsEndpoint !== undefined ? undefined : findChromium({ chromiumPath: options.chromiumPath, searchPath: options.searchPath ?? env.PATH })
   const proxyOptions = {
     guard,
     ...(log === undefined ? {} : { log }),
@@ -65,6 +69,7 @@ export async function createBrowserPool (options: BrowserPoolOptions, deps: Brow
     wsEndpoint,
     executablePath,
     extraArgs: options.extraArgs ?? [],
+    env,
     proxyServer: defaultProxy.server,
     poolId: randomUUID(),
     launchTimeoutMs: options.launchTimeoutMs ?? DEFAULTS.launchTimeoutMs,
@@ -153,6 +158,7 @@ export async function createBrowserPool (options: BrowserPoolOptions, deps: Brow
   return {
     run,
     health: () => supervisor.health(),
+    readiness: () => supervisor.readiness(),
     stats: () => ({
       active: limiter.active,
       queued: limiter.queued,

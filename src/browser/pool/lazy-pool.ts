@@ -17,12 +17,14 @@ export function createLazyBrowserPool (create: () => Promise<BrowserPool>): Lazy
   let pool: Promise<BrowserPool> | undefined
   let ready: BrowserPool | undefined
   let closed = false
+  /** Starts failed since the last success: the next request that needs the browser tries again. */
+  let startFailures = 0
 
   function ensure (): Promise<BrowserPool> {
     if (pool === undefined) {
-      pool = create().then(p => { ready = p; return p })
+      pool = create().then(p => { ready = p; startFailures = 0; return p })
       // A failed start may be retried by the next request.
-      pool.catch(() => { pool = undefined })
+      pool.catch(() => { pool = undefined; startFailures += 1 })
     }
     return pool
   }
@@ -35,6 +37,13 @@ export function createLazyBrowserPool (create: () => Promise<BrowserPool>): Lazy
     },
     // Not started yet is healthy: the browser starts on demand.
     health: () => ready === undefined ? !closed && pool === undefined : ready.health(),
+    // Never started is ok (it starts on demand); a browser that would not start is down, not failed: the service
+    // serves metadata without one (docs/operations.md), and the next render tries again.
+    readiness: () => {
+      if (ready !== undefined) return ready.readiness()
+      if (closed) return 'failed'
+      return startFailures > 0 ? 'down' : 'ok'
+    },
     stats: () => ready?.stats() ?? IDLE,
     async chromiumVersion () { return (await ensure()).chromiumVersion() },
     browserPid: () => ready?.browserPid(),

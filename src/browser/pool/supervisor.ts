@@ -1,5 +1,5 @@
 // Browser generations (the gotenberg supervisor habit): launches or connects to Chromium, relaunches after a crash
-// or disconnect (with a backoff while launches keep failing), retires a browser after `maxJobsPerBrowser` jobs
+// or disconnect (with a backoff while launches keep failing, until one succeeds), retires a browser after `maxJobsPerBrowser` jobs
 // once its running jobs are done, and closes a browser by killing whatever of its process tree is left. It knows
 // nothing of leases or the queue: what they must do when a browser comes or goes is passed in as hooks.
 import { chromium } from 'playwright-core'
@@ -7,9 +7,11 @@ import type { Browser } from 'playwright-core'
 import { chromiumArgs, findPidByMarker, killProcessGroup, processGroupMembers, processStartTime } from '../chromium.ts'
 import { toBrowserError } from '../errors.ts'
 import { isTimedOut, sleep, within } from '../../util/abort.ts'
-import type { BrowserPoolLog, PoolCounters } from './types.ts'
+import type { BrowserPoolLog, BrowserReadiness, PoolCounters } from './types.ts'
 
 const RELAUNCH_BACKOFF_MS = [0, 250, 1000, 2000, 5000]
+/** Launches failed in a row after which the browser counts as unrecoverable (docs/api.md §12.2); retries go on. */
+export const UNRECOVERABLE_AFTER_FAILURES = 3
 
 export interface Generation {
   id: number
@@ -30,6 +32,8 @@ export interface SupervisorOptions {
   wsEndpoint: string | undefined
   executablePath: string | undefined
   extraArgs: readonly string[]
+  /** The whole environment of the launched browser (docs/security.md): Playwright would pass the service's own. */
+  env: Readonly<Record<string, string>>
   /** The browser-level proxy (catches anything not created in one of the pool's contexts). */
   proxyServer: string
   /** Marks this pool's browsers on their command line, so their pids can be found. */
@@ -65,6 +69,8 @@ export class Supervisor {
   #generationCount = 0
   #version = ''
   #closing = false
+  /** Cuts a relaunch's backoff short when the pool closes. */
+  readonly #closed = new AbortController()
 
   constructor (options: SupervisorOptions, hooks: SupervisorHooks, counters: PoolCounters, log: BrowserPoolLog | undefined) {
     this.#options = options
@@ -88,6 +94,13 @@ export class Supervisor {
     return !this.#closing && this.isUp() && this.#current?.browser.isConnected() === true
   }
 
+  /** `ok` while a browser is up or coming and no launch has failed since; `failed` after the limit or when closing. */
+  readiness (): BrowserReadiness {
+    if (this.#closing) return 'failed'
+    if (this.health() || this.#launchFailures === 0) return 'ok'
+    return this.#launchFailures >= UNRECOVERABLE_AFTER_FAILURES ? 'failed' : 'down'
+  }
+
   /** The first browser; throws when it cannot start. */
   async start (): Promise<void> {
     const first = await this.#launch()
@@ -100,7 +113,7 @@ export class Supervisor {
     if (this.#closing || this.#launching !== undefined || this.#current !== undefined) return
     const attempt = this.#launchFailures
     this.#launching = (async () => {
-      await sleep(RELAUNCH_BACKOFF_MS[Math.min(attempt, RELAUNCH_BACKOFF_MS.length - 1)] ?? 0)
+      await sleep(RELAUNCH_BACKOFF_MS[Math.min(attempt, RELAUNCH_BACKOFF_MS.length - 1)] ?? 0, this.#closed.signal).catch(() => {})
       if (this.#closing) return
       try {
         const gen = await this.#launch()
@@ -120,7 +133,9 @@ export class Supervisor {
       }
     })().finally(() => {
       this.#launching = undefined
-      if (!this.#closing && this.#current === undefined && (this.#hooks.hasWaiting() || this.#launchFailures === 0)) this.ensure()
+      // No browser yet: try again, after the backoff, whether or not anyone waits, so an instance whose browser
+      // was unrecoverable (and that a load balancer stopped sending requests to) recovers by itself.
+      if (!this.#closing && this.#current === undefined) this.ensure()
       this.#hooks.launchSettled()
     })
   }
@@ -165,7 +180,10 @@ export class Supervisor {
   }
 
   /** No more launches or relaunches from now on. */
-  beginClose (): void { this.#closing = true }
+  beginClose (): void {
+    this.#closing = true
+    this.#closed.abort()
+  }
 
   /** After beginClose(): waits for a launch under way (which closes what it launched); no browser takes jobs now. */
   async stopLaunching (): Promise<void> {
@@ -198,6 +216,7 @@ export class Supervisor {
         executablePath: this.#options.executablePath,
         args: chromiumArgs({ proxyHost: '127.0.0.1', extra: [...this.#options.extraArgs, marker] }),
         proxy: { server: this.#options.proxyServer, bypass: '<-loopback>' },
+        env: { ...this.#options.env },
         timeout: launchTimeoutMs,
         handleSIGINT: false,
         handleSIGTERM: false,

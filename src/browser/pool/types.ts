@@ -6,6 +6,8 @@ import type { EgressRefusal } from '../egress-proxy.ts'
 import type { Emulation } from '../emulation.ts'
 import type { PageCdpSession } from '../page/cdp-session.ts'
 
+export type BrowserReadiness = 'ok' | 'down' | 'failed'
+
 export interface BrowserPoolOptions {
   /** CHROMIUM_PATH; else the first of chromium, chromium-browser, google-chrome on PATH. */
   chromiumPath?: string | undefined
@@ -36,6 +38,11 @@ export interface BrowserPoolOptions {
    * browser (wsEndpoint) must be able to reach that host.
    */
   egress?: { listenHost?: string, advertisedHost?: string }
+  /**
+   * The whole environment Chromium starts with (config.childEnv), never the service's own. Default: PATH only.
+   * Its PATH is also where Chromium is looked for when `searchPath` is not given.
+   */
+  env?: Readonly<Record<string, string>>
   /** More Chromium switches (never `--disable-features`: Playwright's own would be lost). */
   extraArgs?: readonly string[]
 }
@@ -88,6 +95,11 @@ export interface BrowserPool {
   run<T> (job: BrowserJob<T>, options: PoolRunOptions): Promise<T>
   /** True while a browser is connected and the pool is open. */
   health (): boolean
+  /**
+   * For /ready (docs/api.md §12.2): `ok` while a browser is up or coming (a planned relaunch included), `down` while
+   * launches fail, `failed` when it is unrecoverable after relaunch attempts or the pool is closed.
+   */
+  readiness (): BrowserReadiness
   stats (): BrowserPoolStats
   /** The browser's version, e.g. `156.0.8078.79` (of the first browser until a relaunch says otherwise). */
   chromiumVersion (): string

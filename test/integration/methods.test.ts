@@ -1,0 +1,184 @@
+// Every method with every body to every route, on both real listeners over a socket (docs/api.md §1.2): a prompt
+// coded answer, never a held connection. Node destroys a request's stream once its body has been read, and the
+// error handler took that for a client gone and never answered POST/PUT/PATCH with a JSON or text body.
+import http from 'node:http'
+import Fastify from 'fastify'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { AppError } from '../../src/errors.ts'
+import { createErrorHandler } from '../../src/http/error-handler.ts'
+import { build, type Built } from '../helpers/build.ts'
+import { MAX_UNREAD_BODY_BYTES } from '../../src/http/request-body.ts'
+
+const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const
+type Method = typeof METHODS[number]
+const ROUTES = ['/', '/health', '/ready', '/docs', '/files/x', '/no/such/path'] as const
+type Route = typeof ROUTES[number]
+
+/** How long a client waits for an answer: far below any idle or request timeout of the server. */
+const CLIENT_TIMEOUT_MS = 2_000
+/** Declared by the large body, of which only the first LARGE_SENT bytes are ever sent. */
+const LARGE_DECLARED = 64 * 1024 * 1024
+const LARGE_SENT = 256 * 1024
+
+/** `declared`: the content-length sent, when it is not the body's; `open`: the body is never finished. */
+interface Body { name: string, type?: string, body?: Buffer, declared?: number, chunked?: boolean, open?: boolean }
+const BODIES: Body[] = [
+  { name: 'none' },
+  { name: 'json', type: 'application/json', body: Buffer.from('{"url":"https://example.com"}') },
+  { name: 'text', type: 'text/plain; charset=utf-8', body: Buffer.from('hello') },
+  { name: 'form', type: 'application/x-www-form-urlencoded', body: Buffer.from('url=https%3A%2F%2Fexample.com') },
+  { name: 'multipart', type: 'multipart/form-data; boundary=XyZ', body: Buffer.from('--XyZ\r\ncontent-disposition: form-data; name="url"\r\n\r\nhttps://example.com\r\n--XyZ--\r\n') },
+  { name: 'binary', type: 'application/octet-stream', body: Buffer.from([0, 1, 2, 3, 255]) },
+  { name: 'large', type: 'application/json', body: Buffer.alloc(LARGE_SENT, 0x20), declared: LARGE_DECLARED, open: true }
+]
+
+interface Answer { status: number, headers: http.IncomingHttpHeaders, body: string, ms: number }
+
+/** One request on its own connection; rejects when no answer has come within the client timeout. */
+async function send (port: number, method: Method, path: string, body: Body): Promise<Answer> {
+  const started = performance.now()
+  return await new Promise((resolve, reject) => {
+    const headers: Record<string, string> = {}
+    if (body.type !== undefined) headers['content-type'] = body.type
+    if (body.chunked === true) headers['transfer-encoding'] = 'chunked'
+    else if (body.body !== undefined) headers['content-length'] = String(body.declared ?? body.body.length)
+    const req = http.request({ host: '127.0.0.1', port, method, path, headers, agent: false, timeout: CLIENT_TIMEOUT_MS }, (res) => {
+      const chunks: Buffer[] = []
+      res.on('data', (chunk: Buffer) => { chunks.push(chunk) })
+      res.on('end', () => {
+        resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString('utf8'), ms: performance.now() - started })
+        req.destroy()
+      })
+    })
+    req.on('timeout', () => {
+      req.destroy()
+      reject(new Error(`${method} ${path} with a ${body.name} body: no answer within ${CLIENT_TIMEOUT_MS} ms`))
+    })
+    // The server may close after answering while the rest of a large body is still unsent: the answer counts.
+    req.on('error', (err) => { reject(err) })
+    if (body.body === undefined) req.end()
+    // An open body is never finished: an answer proves nobody waited for it.
+    else if (body.open === true) req.write(body.body)
+    else req.end(body.body)
+  })
+}
+
+/** What GET (and HEAD) answers on each route, per listener. */
+function expectedGet (listener: 'free' | 'pro', route: Route): { status: number, code?: string } {
+  switch (route) {
+    case '/': return listener === 'free' ? { status: 400, code: 'EINVALURL' } : { status: 403, code: 'EAUTH' }
+    case '/health': case '/ready': case '/docs': return { status: 200 }
+    default: return { status: 404, code: 'ENOTFOUND' }
+  }
+}
+
+function expected (listener: 'free' | 'pro', method: Method, route: Route): { status: number, code?: string } {
+  if (method === 'OPTIONS') return { status: 204 }
+  if (method === 'GET' || method === 'HEAD') return expectedGet(listener, route)
+  return { status: 404, code: 'ENOTFOUND' }
+}
+
+let app: Built
+const ports = { free: 0, pro: 0 }
+
+beforeAll(async () => {
+  app = await build({ API_KEYS: 'methods-key', FREE_DAILY_LIMIT: '0' })
+  await app.free.listen({ port: 0, host: '127.0.0.1' })
+  await app.pro.listen({ port: 0, host: '127.0.0.1' })
+  ports.free = (app.free.server.address() as { port: number }).port
+  ports.pro = (app.pro.server.address() as { port: number }).port
+})
+
+afterAll(async () => { await app?.close() })
+
+describe('every method, body and route on both listeners', () => {
+  for (const listener of ['free', 'pro'] as const) {
+    for (const method of METHODS) {
+      it(`${listener}: ${method} with each body to each route gets a prompt coded answer`, async () => {
+        const failures: string[] = []
+        for (const route of ROUTES) {
+          for (const body of BODIES) {
+            const label = `${method} ${route} (${body.name})`
+            let answer: Answer
+            try {
+              answer = await send(ports[listener], method, route, body)
+            } catch (err) {
+              failures.push(`${label}: ${(err as Error).message}`)
+              continue
+            }
+            const want = expected(listener, method, route)
+            if (answer.status !== want.status) failures.push(`${label}: status ${answer.status}, expected ${want.status}`)
+            if (answer.ms > 1_000) failures.push(`${label}: answered after ${Math.round(answer.ms)} ms`)
+            if (answer.headers['x-request-id'] === undefined) failures.push(`${label}: no x-request-id`)
+            if (answer.headers['x-pricing-plan'] !== listener) failures.push(`${label}: x-pricing-plan ${String(answer.headers['x-pricing-plan'])}`)
+            if (want.code !== undefined) {
+              if (!String(answer.headers['content-type']).startsWith('application/json')) failures.push(`${label}: content-type ${String(answer.headers['content-type'])}`)
+              if (method !== 'HEAD') {
+                const parsed = JSON.parse(answer.body) as { code?: string, id?: string }
+                if (parsed.code !== want.code) failures.push(`${label}: code ${String(parsed.code)}, expected ${want.code}`)
+                if (parsed.id !== answer.headers['x-request-id']) failures.push(`${label}: id differs from x-request-id`)
+              }
+            }
+            if (method === 'OPTIONS' && answer.headers['access-control-allow-origin'] !== '*') failures.push(`${label}: no CORS header`)
+            // A body larger than the limit is not read: its answer closes the connection instead.
+            if (body.open === true && answer.headers.connection !== 'close') failures.push(`${label}: connection kept after an unread large body`)
+          }
+        }
+        expect(failures).toEqual([])
+      }, 60_000)
+    }
+  }
+})
+
+describe('bodies', () => {
+  it('a small unread body leaves the connection usable; a chunked one closes it after the answer', async () => {
+    const agent = new http.Agent({ keepAlive: true, maxSockets: 1 })
+    try {
+      const answers: Array<{ status: number, connection: string | undefined, socket: unknown }> = []
+      for (let i = 0; i < 2; i++) {
+        answers.push(await new Promise((resolve, reject) => {
+          const req = http.request({ host: '127.0.0.1', port: ports.free, method: 'POST', path: '/mcp', agent, timeout: CLIENT_TIMEOUT_MS, headers: { 'content-type': 'application/json' } }, (res) => {
+            res.resume()
+            res.on('end', () => { resolve({ status: res.statusCode ?? 0, connection: res.headers.connection, socket: req.socket }) })
+          })
+          req.on('timeout', () => { req.destroy(); reject(new Error('no answer')) })
+          req.on('error', reject)
+          req.end(JSON.stringify({ jsonrpc: '2.0', id: i, method: 'tools/list', padding: 'x'.repeat(MAX_UNREAD_BODY_BYTES / 2) }))
+        }))
+      }
+      expect(answers.map(a => a.status)).toEqual([404, 404])
+      expect(answers.map(a => a.connection)).toEqual(['keep-alive', 'keep-alive'])
+      // The same socket served both: the first body was discarded, not left to corrupt the next request.
+      expect(answers[1]?.socket).toBe(answers[0]?.socket)
+    } finally {
+      agent.destroy()
+    }
+
+    const chunked = await send(ports.pro, 'POST', '/', { name: 'chunked', type: 'application/json', body: Buffer.from('{"a":'), chunked: true, open: true })
+    expect(chunked.status).toBe(404)
+    expect(chunked.headers.connection).toBe('close')
+  })
+})
+
+describe('the error handler', () => {
+  it('answers an error thrown after a body was read (Node has destroyed the request stream by then)', async () => {
+    // A route of the kind POST /mcp will be: it parses its JSON body, then fails.
+    const bodied = Fastify()
+    bodied.setErrorHandler(createErrorHandler('http://localhost/docs'))
+    bodied.post('/takes-a-body', async (request) => {
+      // Some work first, as a real route does: by then Node has destroyed the request stream.
+      await new Promise(resolve => setImmediate(resolve))
+      if (!request.raw.destroyed) throw new Error('the request stream is still open')
+      throw new AppError('EINVALQUERY', { data: { body: 'refused after reading it' } })
+    })
+    await bodied.listen({ port: 0, host: '127.0.0.1' })
+    try {
+      const { port } = bodied.server.address() as { port: number }
+      const answer = await send(port, 'POST', '/takes-a-body', { name: 'json', type: 'application/json', body: Buffer.from('{"a":1}') })
+      expect(answer.status).toBe(400)
+      expect(JSON.parse(answer.body)).toMatchObject({ code: 'EINVALQUERY', data: { body: 'refused after reading it' } })
+    } finally {
+      await bodied.close()
+    }
+  })
+})
