@@ -206,7 +206,21 @@ export function readPdf (given: Node | undefined, { root }: ReadInput): PdfOptio
     out.width = width ?? Math.round(paper.width * 96 * 10_000) / 10_000
     out.height = height ?? Math.round(paper.height * 96 * 10_000) / 10_000
   }
+  assertRoomOnPage(out)
   const pageRanges = normalizePageRanges(str(kid('pageRanges'), 'pdf.pageRanges'))
   if (pageRanges !== undefined) out.pageRanges = pageRanges
   return out
+}
+
+/** Margins that leave no printable area are refused here: Chromium would fail the print (a 500 before). */
+function assertRoomOnPage (pdf: PdfOptions): void {
+  const paper = pdf.format === undefined
+    ? { width: pdf.width ?? 0, height: pdf.height ?? 0 }
+    : { width: PAPER_SIZES_IN[pdf.format].width * 96, height: PAPER_SIZES_IN[pdf.format].height * 96 }
+  const page = pdf.landscape ? { width: paper.height, height: paper.width } : paper
+  const { top, right, bottom, left } = pdf.margin
+  if (top + bottom >= page.height || left + right >= page.width) {
+    const px = (n: number): string => `${Math.round(n)}px`
+    fail('EINVALQUERY', 'pdf.margin', `The margins (${px(top)} ${px(right)} ${px(bottom)} ${px(left)}) leave no room on a ${px(page.width)} × ${px(page.height)} page.`)
+  }
 }

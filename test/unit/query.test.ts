@@ -1156,3 +1156,14 @@ describe('prototype safety', () => {
     expect(q(`function=${enc('() => 1')}&__proto__=1&a.constructor=2&b=3`).args).toEqual({ a: {}, b: '3' })
   })
 })
+
+describe('pdf margins that leave no room (found by the fuzzer: Chromium failed the print, a 500)', () => {
+  it('refuses margins as tall or wide as the page, in its orientation, and keeps the rest', () => {
+    expectError('pdf.margin.top=1280', 'EINVALQUERY', 'pdf.margin')
+    expectError('pdf.margin.left=600&pdf.margin.right=200', 'EINVALQUERY', 'pdf.margin')
+    expectError('pdf.width=200&pdf.height=100&pdf.margin.top=60&pdf.margin.bottom=40', 'EINVALQUERY', 'pdf.margin')
+    expect(q('pdf.margin.top=1100').pdf).not.toBe(false)
+    expect(q('pdf.margin.left=1000&pdf.landscape=true').pdf).not.toBe(false)
+    expectError('pdf.margin.left=1000&pdf.landscape=false', 'EINVALQUERY', 'pdf.margin')
+  })
+})
