@@ -16,6 +16,7 @@ import { ignoreRequestBodies } from './http/request-body.ts'
 import { NOSNIFF_HEADERS } from './http/security-headers.ts'
 import { redactUrl } from './logger.ts'
 import { extractRoutes } from './routes/extract.ts'
+import { createServe } from './routes/serve.ts'
 import { healthRoutes } from './routes/health.ts'
 import { docsRoutes } from './routes/docs.ts'
 import { filesRoutes } from './routes/files.ts'
@@ -150,7 +151,9 @@ export async function buildApp (ctx: AppContext, { plan }: { plan: Plan }): Prom
     throw new AppError('ENOTFOUND', { data: { path: 'No such route. The API answers GET / and HEAD /.' } })
   })
 
-  await app.register(extractRoutes, { ctx, plan })
+  // One serve per listener: plan, quota, parsed-query memo, pipeline (docs/api.md §1.4).
+  const serve = createServe(ctx, plan)
+  await app.register(extractRoutes, { ctx, plan, serve })
   await app.register(healthRoutes, { ctx, plan })
   // /metrics is here unless it has its own listener (METRICS_PORT) or is off (METRICS=false): docs/api.md §12.2.
   if (ctx.config.metrics && ctx.config.metricsPort === undefined) await app.register(metricsRoutes, { ctx })

@@ -1,95 +1,17 @@
-// GET / (and HEAD): the API. Thin: plan, quota, parse, then the use case and the reply (docs/api.md §1.4).
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import type { Logger } from 'pino'
+// GET / (and HEAD): the API. Thin: plan, quota, parse, then the use case and the reply (docs/api.md §1.4), all in
+// the shared serve (routes/serve.ts); the content endpoints (routes/content.ts) use the same.
+import type { FastifyInstance } from 'fastify'
 import type { AppContext } from '../context.ts'
 import type { Plan } from '../config.ts'
-import { AppError } from '../errors.ts'
-import { createDeadline } from '../util/abort.ts'
-import { consumeQuota } from '../http/quota.ts'
-import { quotaSubject } from '../http/client-ip.ts'
-import { sendServed, serverTiming, setCacheHeaders } from '../http/reply.ts'
-import { parseQuery } from '../schemas/query.ts'
-import { serveExtract } from '../pipeline/index.ts'
-import { cacheKeyOf } from '../pipeline/cache-key.ts'
-import { createParsedQueries } from '../http/parsed-queries.ts'
+import { sendServed } from '../http/reply.ts'
+import type { Serve } from './serve.ts'
 
 export function rawQueryOf (url: string): string {
   const q = url.indexOf('?')
   return q === -1 ? '' : url.slice(q + 1)
 }
 
-export async function extractRoutes (app: FastifyInstance, { ctx, plan }: { ctx: AppContext, plan: Plan }): Promise<void> {
-  const parsedQueries = createParsedQueries()
-  async function checkPlan (request: FastifyRequest): Promise<void> {
-    const key = request.headers['x-api-key']
-    if (plan === 'free') {
-      if (key !== undefined) {
-        throw new AppError('EPRO', {
-          data: { 'x-api-key': `Requests with an API key go to the pro endpoint (port ${ctx.config.proPort}).` }
-        })
-      }
-      return
-    }
-    if (!ctx.verifyKey(Array.isArray(key) ? key[0] : key)) {
-      throw new AppError('EAUTH', { data: { 'x-api-key': key === undefined ? 'The header is missing.' : 'The key is not registered.' } })
-    }
-  }
-
-  async function checkQuota (request: FastifyRequest, reply: FastifyReply): Promise<void> {
-    const limit = ctx.config.freeDailyLimit
-    if (plan !== 'free' || limit === 0) return
-    try {
-      const { headers } = await consumeQuota(ctx.store, quotaSubject(request.ip), limit)
-      reply.headers(headers)
-    } catch (err) {
-      if (err instanceof AppError) {
-        if (err.code === 'ERATE') ctx.metrics.quotaRefused('limit')
-        throw err
-      }
-      // The store is away. QUOTA_FAIL_MODE=open (default) serves uncounted rather than refusing everyone;
-      // closed refuses with a retryable 503 until the store answers again.
-      if (ctx.config.quotaFailMode === 'closed') {
-        ctx.metrics.quotaRefused('store_unavailable')
-        request.log.warn({ err }, 'quota store unavailable; request refused (QUOTA_FAIL_MODE=closed)')
-        throw new AppError('EBUSY', {
-          data: { quota: 'The quota store is unreachable.' },
-          headers: { 'retry-after': '5' },
-          cause: err
-        })
-      }
-      request.log.warn({ err }, 'quota store unavailable; request not counted')
-    }
-  }
-
-  async function handle (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
-    await checkPlan(request)
-    await checkQuota(request, reply)
-    const raw = rawQueryOf(request.url)
-    const { options, cacheKey } = parsedQueries.get(plan, raw, request.headers, () => {
-      const parsed = parseQuery(raw, { plan, headers: request.headers, maxTimeout: ctx.config.maxTimeout })
-      // Literal address checks belong to validation (docs/api.md §1.4 step 6), before the cache lookup.
-      ctx.guard.assertUrlAllowed(new URL(parsed.url))
-      return { options: parsed, cacheKey: cacheKeyOf(parsed) }
-    })
-
-    const deadline = Date.now() + options.timeout
-    const timer = createDeadline(options.timeout, () =>
-      new AppError('ETIMEOUT', { data: { timeout: `The request did not finish within ${options.timeout} ms.` } }))
-    // A client that goes away stops waiting; its computation stops once nobody else waits on it.
-    const onClose = (): void => {
-      if (!reply.raw.writableFinished) timer.abort(new AppError('ETIMEOUT', { data: { client: 'The client closed the connection.' } }))
-    }
-    reply.raw.once('close', onClose)
-    try {
-      const served = await serveExtract(ctx, options, { signal: timer.signal, log: request.log as Logger, cacheKey, deadline })
-      setCacheHeaders(reply, served, Date.now())
-      reply.header('server-timing', serverTiming(served.timings, performance.now() - request.startedAt))
-      return await sendServed(ctx, reply, served, options, timer.signal)
-    } finally {
-      timer.dispose()
-      reply.raw.removeListener('close', onClose)
-    }
-  }
-
-  app.get('/', handle)
+export async function extractRoutes (app: FastifyInstance, { ctx, serve }: { ctx: AppContext, plan: Plan, serve: Serve }): Promise<void> {
+  app.get('/', async (request, reply) => await serve(request, reply, () => rawQueryOf(request.url),
+    async (r, served, options, signal) => await sendServed(ctx, r, served, options, signal)))
 }
