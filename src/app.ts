@@ -16,6 +16,7 @@ import { ignoreRequestBodies } from './http/request-body.ts'
 import { NOSNIFF_HEADERS } from './http/security-headers.ts'
 import { redactUrl } from './logger.ts'
 import { extractRoutes } from './routes/extract.ts'
+import { contentRoutes } from './routes/content.ts'
 import { createServe } from './routes/serve.ts'
 import { healthRoutes } from './routes/health.ts'
 import { docsRoutes } from './routes/docs.ts'
@@ -31,11 +32,11 @@ declare module 'fastify' {
   }
 }
 
-/** Every x-* header a client may read, plus server-timing and retry-after (docs/api.md §6). */
+/** Every x-* header a client may read (x-markdown-tokens: docs/api.md §14), plus server-timing and retry-after (§6). */
 export const EXPOSED_HEADERS = [
   'x-request-id', 'x-pricing-plan', 'x-response-time', 'x-rate-limit-limit', 'x-rate-limit-remaining',
   'x-rate-limit-reset', 'x-cache-status', 'x-cache-ttl', 'x-timestamp', 'x-fetch-mode', 'x-fetch-time',
-  'server-timing', 'retry-after'
+  'x-markdown-tokens', 'server-timing', 'retry-after'
 ]
 
 const MAX_HEADER_BYTES = 64 * 1024
@@ -151,9 +152,10 @@ export async function buildApp (ctx: AppContext, { plan }: { plan: Plan }): Prom
     throw new AppError('ENOTFOUND', { data: { path: 'No such route. The API answers GET / and HEAD /.' } })
   })
 
-  // One serve per listener: plan, quota, parsed-query memo, pipeline (docs/api.md §1.4).
+  // GET / and the content endpoints share one serve: plan, quota, parsed-query memo, pipeline (docs/api.md §14).
   const serve = createServe(ctx, plan)
   await app.register(extractRoutes, { ctx, plan, serve })
+  await app.register(contentRoutes, { ctx, plan, serve })
   await app.register(healthRoutes, { ctx, plan })
   // /metrics is here unless it has its own listener (METRICS_PORT) or is off (METRICS=false): docs/api.md §12.2.
   if (ctx.config.metrics && ctx.config.metricsPort === undefined) await app.register(metricsRoutes, { ctx })

@@ -83,15 +83,23 @@ export interface ReplyDeps {
   http: Pick<HttpClient, 'fetchPage'>
 }
 
+/** How an embedded text value is answered instead of `text/plain` (the content endpoints, docs/api.md §14). */
+export interface TextAnswer {
+  type: string
+  /** Headers that depend on the body (`x-markdown-tokens`). */
+  headers?: (body: string) => Promise<Record<string, string>>
+}
+
 /** Sends the served result as JSON, filtered, or embedded. */
 export async function sendServed (
   deps: ReplyDeps,
   reply: FastifyReply,
   served: Served,
   options: Readonly<Pick<ReplyOptions, 'embed' | 'filter'>>,
-  signal: AbortSignal
+  signal: AbortSignal,
+  text?: TextAnswer
 ): Promise<FastifyReply> {
-  if (options.embed !== undefined) return await sendEmbed(deps, reply, served, options.embed, signal)
+  if (options.embed !== undefined) return await sendEmbed(deps, reply, served, options.embed, signal, text)
   reply.type('application/json; charset=utf-8')
   if (options.filter !== undefined) {
     const envelope = envelopeOf(served)
@@ -100,7 +108,9 @@ export async function sendServed (
   return reply.send(served.entry.body)
 }
 
-async function sendEmbed (deps: ReplyDeps, reply: FastifyReply, served: Served, path: string, signal: AbortSignal): Promise<FastifyReply> {
+async function sendEmbed (
+  deps: ReplyDeps, reply: FastifyReply, served: Served, path: string, signal: AbortSignal, text: TextAnswer | undefined
+): Promise<FastifyReply> {
   const { data } = envelopeOf(served)
   const value = getPath(data, path)
   // Every embed answer, whatever its content.
@@ -122,6 +132,11 @@ async function sendEmbed (deps: ReplyDeps, reply: FastifyReply, served: Served, 
   }
   if (typeof value === 'object') {
     return reply.type('application/json; charset=utf-8').send(JSON.stringify(value))
+  }
+  if (text !== undefined) {
+    const body = String(value)
+    if (text.headers !== undefined) reply.headers(await text.headers(body))
+    return reply.type(text.type).send(body)
   }
   return reply.type('text/plain; charset=utf-8').send(String(value))
 }
