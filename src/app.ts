@@ -82,7 +82,7 @@ export async function buildApp (ctx: AppContext, { plan }: { plan: Plan }): Prom
     // A path Fastify cannot decode (an invalid percent escape) is no route of ours: a catalog 404, not
     // Fastify's own body. Hooks have not run for it, so the common headers are set here.
     frameworkErrors: (error, request, reply) => {
-      const notFound = new AppError('ENOTFOUND', { data: { path: 'The path is not a valid URL path. The API answers GET / and HEAD /.' }, cause: error })
+      const notFound = new AppError('ENOTFOUND', { data: { path: 'The path is not a valid URL path. The API answers GET / and the content endpoints (docs/api.md §1.2).' }, cause: error })
       request.log.info({ code: notFound.code, cause: error.message }, 'request refused')
       // The generic reply type of this hook is unresolved; it is an ordinary reply.
       void (reply as unknown as FastifyReply)
@@ -149,7 +149,7 @@ export async function buildApp (ctx: AppContext, { plan }: { plan: Plan }): Prom
 
   app.setErrorHandler(createErrorHandler(ctx.config.docsUrl))
   app.setNotFoundHandler(async () => {
-    throw new AppError('ENOTFOUND', { data: { path: 'No such route. The API answers GET / and HEAD /.' } })
+    throw new AppError('ENOTFOUND', { data: { path: 'No such route. The API answers GET / and HEAD /, and /markdown, /text and /html.' } })
   })
 
   // GET / and the content endpoints share one serve: plan, quota, parsed-query memo, pipeline (docs/api.md §14).

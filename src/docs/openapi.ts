@@ -5,6 +5,39 @@
 import { ERROR_CATALOG, ERROR_CODES } from '../errors.ts'
 import { PARAMETER_ROWS } from './parameters.ts'
 import type { ParameterRow } from './parameters.ts'
+import { CONTENT_ACCEPTED, CONTENT_PARAMETERS } from '../schemas/content-query.ts'
+
+const CONTENT_TYPES = { markdown: 'text/markdown', text: 'text/plain', html: 'text/html' } as const
+
+/** The content endpoints (docs/api.md §14): query form with GET /'s accepted parameters and their own, and path form. */
+function contentPaths (errors: Record<string, unknown>): Record<string, unknown> {
+  const accepted = new Set(CONTENT_ACCEPTED)
+  const shared = PARAMETER_ROWS.filter((row) => accepted.has(row.name.split('.')[0] ?? '')).map(parameterOf)
+  const own = Object.entries(CONTENT_PARAMETERS).map(([name, description]) => ({
+    name, in: 'query', description, schema: name === 'mainContent' ? { type: 'boolean', default: false } : { type: 'string' }
+  }))
+  const paths: Record<string, unknown> = {}
+  for (const [attr, type] of Object.entries(CONTENT_TYPES)) {
+    const ok = {
+      description: `The page's content as \`${type}; charset=utf-8\`${attr === 'markdown' ? ', with `x-markdown-tokens`' : ''}.`,
+      content: { [type]: { schema: { type: 'string' } } }
+    }
+    const responses = { 200: ok, ...errors }
+    paths[`/${attr}`] = { get: { summary: `The page as ${attr} (query form)`, security: [{}, { apiKey: [] }], parameters: [...shared, ...own], responses } }
+    paths[`/${attr}/{target}`] = {
+      get: {
+        summary: `The page as ${attr} (path form)`,
+        security: [{}, { apiKey: [] }],
+        parameters: [{
+          name: 'target', in: 'path', required: true, schema: { type: 'string' },
+          description: 'The rest of the path, its query string included, is the target URL; `https://` is assumed without a scheme.'
+        }],
+        responses
+      }
+    }
+  }
+  return paths
+}
 
 function parameterOf (row: ParameterRow): Record<string, unknown> {
   const notes = [
@@ -25,6 +58,9 @@ function parameterOf (row: ParameterRow): Record<string, unknown> {
 
 export function openApiDocument (): object {
   const statuses = [...new Set(ERROR_CODES.map((code) => ERROR_CATALOG[code].status))].sort()
+  const errors = Object.fromEntries(statuses.map((status) => [String(status), {
+    description: ERROR_CODES.filter((code) => ERROR_CATALOG[code].status === status).join(', ')
+  }]))
   return {
     openapi: '3.1.0',
     info: {
@@ -53,14 +89,10 @@ export function openApiDocument (): object {
               'x-pro': 'EHEADERS'
             }
           ],
-          responses: Object.fromEntries([
-            ['200', { description: 'Success: `{status: "success", data, statusCode, headers, redirects}`' }],
-            ...statuses.map((status) => [String(status), {
-              description: ERROR_CODES.filter((code) => ERROR_CATALOG[code].status === status).join(', ')
-            }])
-          ])
+          responses: { 200: { description: 'Success: `{status: "success", data, statusCode, headers, redirects}`' }, ...errors }
         }
-      }
+      },
+      ...contentPaths(errors)
     }
   }
 }

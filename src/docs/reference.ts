@@ -5,6 +5,7 @@ import { ERROR_CATALOG, ERROR_CODES } from '../errors.ts'
 import { GROUPS } from '../schemas/param-types.ts'
 import type { Group } from '../schemas/param-types.ts'
 import { PARAMETER_ROWS } from './parameters.ts'
+import { CONTENT_PARAMETERS, CONTENT_REFUSED } from '../schemas/content-query.ts'
 import type { ParameterRow } from './parameters.ts'
 
 const GENERATED = (source: string): string =>
@@ -56,7 +57,27 @@ export function renderParametersMarkdown (): string {
   const aliases = PARAMETER_ROWS.filter((p) => p.aliasOf !== undefined)
   lines.push('## Legacy top-level aliases', '', 'Read as the nested name only when its parent is on; on conflict the nested key wins.', '',
     '| Alias | Reads as |', '|---|---|', ...aliases.map((p) => `| ${code(p.name)} | ${code(p.aliasOf ?? '')} |`), '')
+  lines.push(...contentSection())
   return lines.join('\n')
+}
+
+/** The content endpoints' own parameters and header (docs/api.md §14). */
+function contentSection (): string[] {
+  return [
+    '## Content endpoints: `/markdown`, `/text`, `/html`',
+    '',
+    '`GET /markdown?url=<target>&...` takes every parameter above with its meaning, except',
+    `${CONTENT_REFUSED.map(code).join(', ')} (and their aliases), which the endpoint sets itself (400 EINVALQUERY), plus`,
+    'two of its own (`/text` and `/html` alike):',
+    '',
+    // A list, not a table: the tables above are GET /'s parameters (/openapi.json's test reads them).
+    ...Object.entries(CONTENT_PARAMETERS).map(([name, text]) => `- ${code(name)}: ${text}`),
+    '',
+    'The path form, `GET /markdown/<target>` (the rest of the path and its query string are the target; `https://` is',
+    'assumed without a scheme), takes no parameters. `/markdown` answers with `x-markdown-tokens`: the tokens of the',
+    'body under gpt-tokenizer\'s `o200k_base` encoding (the GPT-4o family\'s), an estimate for other models.',
+    ''
+  ]
 }
 
 export function renderErrorsMarkdown (): string {

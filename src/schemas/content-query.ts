@@ -1,7 +1,7 @@
 // The content endpoints' queries (docs/api.md §14) as the `GET /` queries they stand for: `/markdown?url=...&...`
 // is `GET /?url=...&...&meta=false&data.content.attr=markdown&embed=content`, so both parse, cache and single-flight
 // as one. The accepted names come from the parameter table: every root parameter and alias but the ones that shape
-// the answer (REFUSED and their aliases), plus the content parameters `mainContent` and `selector`.
+// the answer (CONTENT_REFUSED and their aliases), plus the content parameters `mainContent` and `selector`.
 import type { ExtractOptions } from './options.ts'
 import { PARAMETERS } from './parameters.ts'
 import { knownKey, loose } from './grammar.ts'
@@ -12,18 +12,18 @@ import { toBool } from './readers.ts'
 export type ContentAttr = 'markdown' | 'text' | 'html'
 
 /** The parameters the endpoint sets itself (docs/api.md §14). */
-const REFUSED = ['meta', 'data', 'embed', 'filter'] as const satisfies ReadonlyArray<keyof ExtractOptions>
+export const CONTENT_REFUSED = ['meta', 'data', 'embed', 'filter'] as const satisfies ReadonlyArray<keyof ExtractOptions>
 
 /** Refused root names (the parameters and their aliases), each with the parameter it names. */
-const REFUSED_NAMES: ReadonlyMap<string, string> = new Map(REFUSED.flatMap((name) => {
+const REFUSED_NAMES: ReadonlyMap<string, string> = new Map(CONTENT_REFUSED.flatMap((name) => {
   const aliases = Object.keys((PARAMETERS[name] as { aliases?: Readonly<Record<string, unknown>> }).aliases ?? {})
   return [name, ...aliases].map((alias): [string, string] => [alias, name])
 }))
 
 /** The extra parameters of the content endpoints' query form, with their documentation. */
 export const CONTENT_PARAMETERS = {
-  mainContent: 'Converts only the main content (the §3.3 rule key: Readability; without a main content, the body). Default `false`.',
-  selector: 'A CSS selector; only its first match is converted. Default: the whole document (`/html`) or its body.'
+  mainContent: 'boolean, default `false`. Converts only the main content, as the `mainContent` rule key of docs/api.md §3.3 does (Readability; without a main content, the body).',
+  selector: 'string. A CSS selector; only its first match is converted. Default: the whole document (`/html`) or its body.'
 } as const
 
 /** Root names the query form accepts besides unknown ones (which stay `function` arguments, as on `GET /`). */

@@ -119,6 +119,15 @@ describe('path form', () => {
     expect(text.body).toBe('Shipping faster We cut our build times in half by caching what never changes.')
   })
 
+  it('takes long targets and keeps their encoding', async () => {
+    const target = `${page('/article/')}?q=${'a%20b'.repeat(200)}`
+    const res = await pro(`/text/${target}`)
+    expect(res.statusCode).toBe(200)
+    expect(res.body).toContain('Shipping faster')
+    const json = await pro(`/?${qs({ url: target, meta: false, 'data.content.attr': 'text' })}`)
+    expect(json.headers['x-cache-status']).toBe('HIT')
+  })
+
   it('shares the cache entry of the query form and of the equivalent GET /', async () => {
     const target = page('/article/?shared=1')
     const first = await pro(`/markdown/${target}`)
@@ -130,6 +139,16 @@ describe('path form', () => {
     const json = await pro(`/?${qs({ url: target, meta: false, 'data.content.attr': 'markdown' })}`)
     expect(json.headers['x-cache-status']).toBe('HIT')
     expect(json.json().data.content).toBe(first.body)
+  })
+})
+
+describe('reference', () => {
+  it('/openapi.json describes both forms, with the content parameters and without the refused ones', async () => {
+    const doc = (await app.free.inject('/openapi.json')).json()
+    const names = (doc.paths['/markdown'].get.parameters as Array<{ name: string }>).map((p) => p.name)
+    expect(names).toEqual(expect.arrayContaining(['url', 'prerender', 'waitForSelector', 'ttl', 'mainContent', 'selector']))
+    expect(names.filter((name) => /^(meta|data|embed|filter|stream)(\.|$)/.test(name))).toEqual([])
+    expect(doc.paths['/html/{target}'].get.parameters[0].in).toBe('path')
   })
 })
 
