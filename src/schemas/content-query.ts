@@ -82,13 +82,19 @@ export function contentQuery (rawQuery: string, attr: ContentAttr): string {
 
 const SCHEME = /^[a-z][a-z\d+.-]*:\/\//i
 
+const ENCODED_SCHEME = /^[a-z][a-z\d+.-]*%3A/i
+
 /**
  * The target of a path-form request from the raw path after the endpoint's slash, its query string included and its
  * encoding kept; without a scheme, `https://` is assumed. A scheme whose slashes a proxy merged (`https:/host`) is
- * mended.
+ * mended, and a target sent percent-encoded as a whole (`https%3A%2F%2Fexample.com`) is decoded once.
  */
 export function targetOfPath (rest: string): string {
-  const mended = rest.replace(/^(https?):\/+/i, '$1://')
+  let target = rest
+  if (ENCODED_SCHEME.test(target)) {
+    try { target = decodeURIComponent(target) } catch {}
+  }
+  const mended = target.replace(/^(https?):\/+/i, '$1://')
   return SCHEME.test(mended) ? mended : `https://${mended}`
 }
 

@@ -55,7 +55,10 @@ describe('content path form', () => {
     ['example.com:8080/a', 'https://example.com:8080/a'],
     ['http://example.com/a?b=1&c=%2F', 'http://example.com/a?b=1&c=%2F'],
     ['https:/example.com/merged', 'https://example.com/merged'],
-    ['HTTPS://Example.com/', 'HTTPS://Example.com/']
+    ['HTTPS://Example.com/', 'HTTPS://Example.com/'],
+    ['https%3A%2F%2Fexample.com%2Fa%3Fb%3D1', 'https://example.com/a?b=1'],
+    ['example.com/a%2Fb?c=%3D', 'example.com/a%2Fb?c=%3D'.replace(/^/, 'https://')],
+    ['', 'https://']
   ])('%s -> %s', (rest, target) => {
     expect(targetOfPath(rest)).toBe(target)
   })
