@@ -16,6 +16,12 @@ beforeAll(async () => {
     res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' })
     res.end(`<!doctype html><title>Long</title><body><h1>Long</h1>${body}</body>`)
   })
+  fx.route('/slow/', (_req, res) => {
+    setTimeout(() => {
+      res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' })
+      res.end('<!doctype html><title>Slow</title><body><p>Slow</p></body>')
+    }, 300)
+  })
   app = await build({ ALLOW_PRIVATE_HOSTS: fx.host, API_KEYS: 'k', BROWSER_CONCURRENCY: '1', FREE_DAILY_LIMIT: '1000' })
   freeUrl = await app.free.listen({ port: 0, host: '127.0.0.1' })
 }, 120_000)
@@ -117,6 +123,19 @@ describe('path form', () => {
     expect(html.body).toContain('<h1 class="post-title">Shipping faster</h1>')
     const text = await pro(`/text/${page('/article/')}?x=1`)
     expect(text.body).toBe('Shipping faster We cut our build times in half by caching what never changes.')
+  })
+
+  it('single-flights with the query form and the equivalent GET /: one fetch of the page', async () => {
+    const target = page('/slow/')
+    const all = await Promise.all([
+      pro(`/markdown/${target}`),
+      pro(`/markdown?${qs({ url: target })}`),
+      pro(`/?${qs({ url: target, meta: false, 'data.content.attr': 'markdown', embed: 'content' })}`)
+    ])
+    expect(all.map((res) => res.statusCode)).toEqual([200, 200, 200])
+    expect(new Set(all.map((res) => res.body)).size).toBe(1)
+    expect(all[0]?.body).toBe('Slow')
+    expect(fx.hitsOf('/slow/')).toBe(1)
   })
 
   it('takes long targets and keeps their encoding', async () => {
