@@ -65,9 +65,15 @@ export function contentQuery (rawQuery: string, attr: ContentAttr): string {
       fail('EINVALQUERY', refused, `The \`${refused}\` parameter is set by the /${attr} endpoint and is not accepted there.`)
     }
     const value = eq === -1 ? '' : decode(pair.slice(eq + 1))
-    if (known === undefined && key !== undefined && loose(key) === MAIN_CONTENT) {
+    const own = known === undefined ? [MAIN_CONTENT, SELECTOR].find((name) => name === loose(root)) : undefined
+    if (own !== undefined) {
+      const name = own === MAIN_CONTENT ? 'mainContent' : 'selector'
+      if (key !== root) fail('EINVALQUERY', name, `The \`${name}\` takes a single value, not an object or a list.`)
+      if (value === undefined) fail('EINVALQUERY', name, `The \`${name}\` has an invalid percent-escape.`)
+    }
+    if (own === MAIN_CONTENT) {
       mainContent = toBool(value, 'mainContent', false)
-    } else if (known === undefined && key !== undefined && loose(key) === SELECTOR) {
+    } else if (own === SELECTOR) {
       if (value === undefined || value.trim() === '') fail('EINVALQUERY', 'selector', 'The `selector` must be a CSS selector.')
       selector = value
     } else {

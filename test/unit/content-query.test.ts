@@ -32,6 +32,8 @@ describe('content query form', () => {
     expect(parseQuery(off, ctx).data?.content?.[0]?.mainContent).not.toBe(true)
     expect(codeOf(() => contentQuery('url=https://example.com&mainContent=maybe', 'html'))).toMatchObject({ code: 'EINVALQUERY', data: { mainContent: expect.any(String) } })
     expect(codeOf(() => contentQuery('url=https://example.com&selector=', 'html'))).toMatchObject({ code: 'EINVALQUERY', data: { selector: expect.any(String) } })
+    expect(codeOf(() => contentQuery('url=https://example.com&selector.0=p', 'html'))).toMatchObject({ code: 'EINVALQUERY', data: { selector: expect.any(String) } })
+    expect(codeOf(() => contentQuery('url=https://example.com&main_content.x=1', 'html'))).toMatchObject({ code: 'EINVALQUERY', data: { mainContent: expect.any(String) } })
   })
 
   it.each([
