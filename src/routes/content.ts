@@ -9,7 +9,7 @@ import { sendServed, type TextAnswer } from '../http/reply.ts'
 import { contentPathQuery, contentQuery, type ContentAttr } from '../schemas/content-query.ts'
 import { countTokens } from '../extract/tokens.ts'
 import { rawQueryOf } from './extract.ts'
-import type { Serve } from './serve.ts'
+import type { SendServed, Serve } from './serve.ts'
 
 const ANSWERS: Readonly<Record<ContentAttr, TextAnswer>> = {
   markdown: {
@@ -30,8 +30,7 @@ function pathTarget (request: FastifyRequest, attr: ContentAttr): string {
 export async function contentRoutes (app: FastifyInstance, { ctx, serve }: { ctx: AppContext, plan: Plan, serve: Serve }): Promise<void> {
   for (const attr of Object.keys(ANSWERS) as ContentAttr[]) {
     const answer = ANSWERS[attr]
-    const send = async (...[reply, served, options, signal]: Parameters<Parameters<Serve>[3]>): ReturnType<Parameters<Serve>[3]> =>
-      await sendServed(ctx, reply, served, options, signal, answer)
+    const send: SendServed = async (reply, served, options, signal) => await sendServed(ctx, reply, served, options, signal, answer)
     app.get(`/${attr}`, async (request, reply) => await serve(request, reply, () => contentQuery(rawQueryOf(request.url), attr), send))
     app.get(`/${attr}/*`, async (request, reply) => await serve(request, reply, () => contentPathQuery(pathTarget(request, attr), attr), send))
   }
