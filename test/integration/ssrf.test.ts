@@ -447,7 +447,7 @@ describe.concurrent('parameters that make the service or the page fetch a URL', 
   })
 
   // BUG (reported to the lead, left skipped): docs/api.md §3.6/§10 say a proxy whose host fails §10 gives 400
-  // EFORBIDDENURL with `data.proxy`; today the proxy is parsed (src/schemas/query.ts) but never checked nor used, so
+  // EFORBIDDENURL with `data.proxy`; today the proxy is parsed (src/schemas/read-loading.ts) but never checked nor used, so
   // these requests answer 200. Un-skip once the proxy is wired through the guard.
   it.skip('proxy pointing at the victim (pro): 400 EFORBIDDENURL', async () => {
     await withVictim(async (v) => {
