@@ -1,6 +1,6 @@
 // One computation of a result, the use case behind every MISS: load the page (load.ts), parse it once, extract the
-// metadata, run the `data` rules on the same document (their fields override metadata fields of the same name), run
-// the enrichers (storing the producers' files first), and build the cache entry.
+// metadata, run the `data` rules on the same document (their fields override metadata fields of the same name), add
+// the outcome of `function`, run the enrichers (storing the producers' files first), and build the cache entry.
 import type { Logger } from 'pino'
 import type { AppContext } from '../context.ts'
 import type { ExtractOptions } from '../schemas/options.ts'
@@ -79,6 +79,8 @@ export async function computeEntry (ctx: AppContext, options: ExtractOptions, ru
       run.timings.rules = performance.now() - tr
     }
     run.timings.extract = performance.now() - te
+    const fnResult = loaded.rendered?.values.function
+    if (fnResult !== undefined) extraction.data.function = fnResult
 
     await enrich(extraction, {
       ctx, outputs, reply, cacheKey: run.cacheKey, ttl: ttlFor(cache.ttl, loaded.statusCode), signal: run.signal, log: run.log, timings: run.timings

@@ -21,7 +21,7 @@ export interface Rendered extends LoadedPage {
   captureTime: number
   /** The producers' files, by field, in the order they ran. */
   files: Partial<Record<FileKind, GeneratedFile>>
-  /** The value producers' values (the `evaluate` results of `data` rules). */
+  /** The value producers' values (the `evaluate` results of `data` rules, the outcome of `function`). */
   values: Partial<ProducedValues>
 }
 
@@ -80,7 +80,13 @@ export async function renderPage (ctx: AppContext, options: ExtractOptions, sign
         const loadTime = performance.now() - t0
         const t1 = performance.now()
         const { files, values } = await runProducers(outputs, {
-          page, budget, loaded, cdp: info.captureSession(), maxImageHeight: ctx.config.maxFullPageHeight
+          url: target.url,
+          page,
+          budget,
+          loaded,
+          cdp: info.captureSession(),
+          maxImageHeight: ctx.config.maxFullPageHeight,
+          discardPage: info.discardPage
         })
         return { ...loaded, loadTime, captureTime: performance.now() - t1, files, values }
       }, { signal, emulation: contextEmulation })

@@ -135,6 +135,8 @@ export type PingOptions = Record<PingKind, boolean>
 export interface FunctionOptions {
   /** The decoded source (after `lz#`, `br#` or `gz#`). */
   source: string
+  /** ms the code may run: the plan's limit (FUNCTION_TIME_LIMIT_MS), later capped by the time the request has left. */
+  timeLimit: number
 }
 
 /** A named argument of `function`: unknown query parameters, names as written, dot paths nested. */
@@ -215,6 +217,8 @@ export const MAX_TTL = 31 * MS_DAY
 export const MAX_QUERY_BYTES = 32 * 1024
 export const MAX_FUNCTION_BYTES = 64 * 1024
 export const MAX_FREE_FUNCTION_BYTES = 1024
+/** How long `function` may run, by plan (docs/api.md §3.4), before the request's own deadline caps it. */
+export const FUNCTION_TIME_LIMIT_MS = { free: 5_000, pro: 28_000 } as const
 export const DEFAULT_SCREENSHOT_QUALITY = 80
 export const DEFAULT_PDF_SCALE = 0.6
 export const DEFAULT_PDF_MARGIN = '0.35cm'

@@ -3,7 +3,7 @@
 // parameters (`args`), read only when `function` is set.
 import { createRequire } from 'node:module'
 import { brotliDecompressSync, gunzipSync } from 'node:zlib'
-import { MAX_FREE_FUNCTION_BYTES, MAX_FUNCTION_BYTES } from './options.ts'
+import { FUNCTION_TIME_LIMIT_MS, MAX_FREE_FUNCTION_BYTES, MAX_FUNCTION_BYTES } from './options.ts'
 import type { ExtractOptions, FunctionArg } from './options.ts'
 import { FORBIDDEN_NAMES } from './grammar.ts'
 import type { Node } from './grammar.ts'
@@ -73,7 +73,7 @@ export function readFunction (node: Node | undefined, { ctx }: ReadInput): Extra
   if (!FUNCTION_START_RE.test(trimmed)) {
     fail('EINVALFUNCTION', 'function', 'The `function` must be the source of a function, such as `({ page }) => page.title()`.')
   }
-  return { source: trimmed }
+  return { source: trimmed, timeLimit: FUNCTION_TIME_LIMIT_MS[ctx.plan] }
 }
 
 function toArg (node: Node): FunctionArg | undefined {

@@ -819,13 +819,13 @@ describe('§3.4 function', () => {
 
   it('is absent by default, and keeps the source', () => {
     expect(q('')).not.toHaveProperty('function')
-    expect(q(`function=${enc(source)}`).function).toEqual({ source })
+    expect(q(`function=${enc(source)}`).function).toEqual({ source, timeLimit: 28_000 })
     expect(q(`function=${enc('async function ({ page }) { return 1 }')}`).function).toBeDefined()
     expect(q(`function=${enc('x => x')}`).function).toBeDefined()
   })
 
   it.each(['br', 'gz'])('decodes %s# payloads', (prefix) => {
-    expect(q(`function=${enc(encoded(prefix, source))}`).function).toEqual({ source })
+    expect(q(`function=${enc(encoded(prefix, source))}`).function?.source).toBe(source)
   })
 
   it('handles lz# with lz-string when it is installed, else explains', () => {
@@ -840,7 +840,7 @@ describe('§3.4 function', () => {
       const err = expectError(`function=${enc('lz#N4Ig')}`, 'EINVALFUNCTION', 'function')
       expect(err.data.function).toMatch(/lz-string/)
     } else {
-      expect(q(`function=${enc(`lz#${lz.compressToEncodedURIComponent(source)}`)}`).function).toEqual({ source })
+      expect(q(`function=${enc(`lz#${lz.compressToEncodedURIComponent(source)}`)}`).function?.source).toBe(source)
     }
   })
 
@@ -857,6 +857,11 @@ describe('§3.4 function', () => {
     expect(err.data.function).toMatch(/64 KiB/)
     const fits = `() => ${JSON.stringify('a'.repeat(60 * 1024))}`
     expect(q(`function=${enc(encoded('gz', fits))}`).function?.source).toBe(fits)
+  })
+
+  it('sets the time limit by plan: 5 s free, 28 s pro', () => {
+    expect(q(`function=${enc(source)}`, FREE).function?.timeLimit).toBe(5000)
+    expect(q(`function=${enc(source)}`, PRO).function?.timeLimit).toBe(28_000)
   })
 
   it('limits free sources to 1024 bytes', () => {

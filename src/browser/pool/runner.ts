@@ -70,6 +70,7 @@ export class JobRunner {
         }
       }
       leases.hold(lease)
+      const held = lease
       const { page, captureSession } = lease
       if (page === undefined || captureSession === undefined) throw new BrowserError('EFATAL', 'context', true, { cause: new Error('no page') })
       lease.begin(record)
@@ -79,7 +80,8 @@ export class JobRunner {
         signal,
         refusals: () => record.refusals,
         refusedNavigation: () => refusedNavigation(record),
-        captureSession: () => captureSession
+        captureSession: () => captureSession,
+        discardPage: () => { held.taint.page = true }
       }
       jobPromise = (async () => await job(page, info))()
       return resultOf(record, await outcomeOf(jobPromise, signal))

@@ -68,6 +68,8 @@ export interface JobInfo {
   refusedNavigation (): EgressRefusal | undefined
   /** The page's CDP session for captures (producers/capture-session.ts), kept by the pool for the page's life. */
   captureSession (): PageCdpSession
+  /** Marks the page as not to be reused: the lease replaces it once the job is released (user code ran past its limit). */
+  discardPage (): void
 }
 
 export type BrowserJob<T> = (page: Page, info: JobInfo) => Promise<T>

@@ -3,14 +3,17 @@
 import type { OutputOptions } from '../../schemas/option-groups.ts'
 import type { FileKind, GeneratedFile, ProducedValues, Producer, ProducerContext } from './producer.ts'
 import { evaluateProducer } from './evaluate.ts'
+import { functionProducer } from './function.ts'
 import { pdfProducer } from './pdf.ts'
 import { screenshotProducer } from './screenshot.ts'
 
-export type { Evaluated, FileExt, FileKind, GeneratedFile, ProducedValues, Producer, ProducerContext, ValueKind } from './producer.ts'
+export type { Evaluated, FileExt, FunctionResult, FileKind, GeneratedFile, ProducedValues, Producer, ProducerContext, ValueKind } from './producer.ts'
 
 export const PRODUCERS: ReadonlyArray<Producer<never>> = Object.freeze([
   // docs/api.md §3.6: `evaluate` runs before the captures.
   evaluateProducer as Producer<never>,
+  // then `function`, after the rules' own code and before the captures, which show what it left.
+  functionProducer as Producer<never>,
   screenshotProducer as Producer<never>,
   pdfProducer as Producer<never>
 ])
@@ -29,7 +32,8 @@ export async function runProducers (outputs: Readonly<OutputOptions>, context: P
     const settings = producer.settings(outputs)
     if (settings === false) continue
     if (producer.kind === 'file') produced.files[producer.field] = await producer.produce(settings, context)
-    else produced.values[producer.field] = await producer.produce(settings, context)
+    // Each value producer fills its own field (the pairing of field and value type is the ValueProducer's).
+    else Object.assign(produced.values, { [producer.field]: await producer.produce(settings, context) })
   }
   return produced
 }

@@ -2,7 +2,7 @@
 // (docs/api.md §3.6: extraction, `evaluate`, `function` and capture). Producers run in the order of index.ts, each
 // reading only its own part of the outputs group. A file producer makes a file (screenshot, pdf), which the pipeline
 // stores and describes as media objects once the slot is released; a value producer returns a value computed in the
-// page (the results of `data` rules' `evaluate`), which the pipeline reads after the slot is released.
+// page (the results of `data` rules' `evaluate`, of `function`), which the pipeline reads after the slot is released.
 import type { Page } from 'playwright-core'
 import type { OutputOptions } from '../../schemas/option-groups.ts'
 import type { Budget } from '../page/budget.ts'
@@ -24,6 +24,8 @@ export interface GeneratedFile {
 }
 
 export interface ProducerContext {
+  /** The address the request asked for (`url`), before any redirect. */
+  readonly url: string
   readonly page: Page
   readonly budget: Budget
   readonly loaded: LoadedPage
@@ -31,15 +33,26 @@ export interface ProducerContext {
   readonly cdp: PageCdpSession
   /** Tallest screenshot in image pixels (MAX_FULLPAGE_HEIGHT). */
   readonly maxImageHeight: number
+  /** Marks the page as not to be reused after this job (user code ran in it). */
+  readonly discardPage: () => void
 }
 
 /** One `evaluate` source's outcome in the page: its value, or a throw at run time (docs/api.md §3.3: a miss). */
 export type Evaluated = { ok: true, value: unknown } | { ok: false }
 
+/** `data.function` (docs/api.md §3.4): the awaited value, or `{name, message}` of a throw or the time limit. */
+export interface FunctionResult {
+  isFulfilled: boolean
+  isRejected: boolean
+  value: unknown
+}
+
 /** What value producers give, by name. */
 export interface ProducedValues {
   /** Each distinct `evaluate` source of the `data` rules, by source text. */
   evaluate: Readonly<Record<string, Evaluated>>
+  /** The outcome of `function`. */
+  function: FunctionResult
 }
 
 export type ValueKind = keyof ProducedValues
