@@ -1,5 +1,5 @@
 // Extraction's benchmark (docs/benchmarks.md): (c) /markdown on a cold cache against the raw libraries (undici GET
-// + turndown with the same GitHub plugin) on the same page; (d) /markdown on a warm cache against a cache hit of
+// + turndown with the same GitHub plugin) on the same page, a small one and a long one; (d) /markdown on a warm cache against a cache hit of
 // GET / for the same page; (e) a rules-heavy request (selectorAll over 500 items with nested rules) against plain
 // metadata of the same page, both in fetch mode. Loopback only; bounded in time.
 import pino from 'pino'
@@ -26,6 +26,29 @@ function catalogPage (): string {
     `</head><body><h1>Catalog</h1><ul id="items">${items}</ul></body></html>`
 }
 
+/** A long blog post as pages come (~90 KB): a head with styles, scripts and JSON-LD, navigation, 30 sections of
+ * paragraphs with links and emphasis, lists, code blocks, tables and figures, comments and a footer. */
+function longArticlePage (): string {
+  const words = 'build cache layer artifact compile deploy pipeline runner shard queue worker latency budget graph module test'.split(' ')
+  const sentence = (i: number, n: number): string => Array.from({ length: n }, (_, j) => words[(i * 7 + j * 3) % words.length]).join(' ')
+  const section = (i: number): string => `<section id="s${i}"><h2>Part ${i}: ${sentence(i, 4)}</h2>` +
+    Array.from({ length: 4 }, (_, p) => `<p>${sentence(i + p, 18)} <a href="/notes/${i}/${p}?ref=post">${sentence(p, 3)}</a>, ` +
+      `<em>${sentence(i, 2)}</em> and <strong>${sentence(p + 1, 2)}</strong>; ${sentence(i * p + 3, 22)}.</p>`).join('') +
+    `<ul>${Array.from({ length: 5 }, (_, k) => `<li>${sentence(i + k, 6)} <code>step_${k}()</code></li>`).join('')}</ul>` +
+    (i % 3 === 0 ? `<pre><code class="language-ts">${Array.from({ length: 8 }, (_, k) => `const v${k} = await cache.get('k${i}${k}') ?? compute(${k})`).join('\n')}</code></pre>` : '') +
+    (i % 5 === 0 ? `<table><thead><tr><th>Stage</th><th>Before</th><th>After</th></tr></thead><tbody>${Array.from({ length: 6 }, (_, k) => `<tr><td>${words[k]}</td><td>${k * 13} s</td><td>${k * 6} s</td></tr>`).join('')}</tbody></table>` : '') +
+    (i % 4 === 0 ? `<figure><img src="/img/${i}.png" alt="Chart ${i}"><figcaption>${sentence(i, 8)}</figcaption></figure>` : '') +
+    '</section>'
+  return '<!doctype html><html lang="en"><head><meta charset="utf-8"><title>How we halved build times | Example Blog</title>' +
+    `<meta name="description" content="${sentence(1, 20)}"><style>${'body{margin:0}.post p{line-height:1.6}'.repeat(60)}</style>` +
+    `<script type="application/ld+json">{"@type":"BlogPosting","headline":"How we halved build times"}</script>` +
+    `<script>${'window.dataLayer=window.dataLayer||[];'.repeat(40)}</script></head><body>` +
+    `<header><nav>${Array.from({ length: 12 }, (_, i) => `<a href="/section/${i}">Section ${i}</a>`).join(' ')}</nav></header>` +
+    `<main><article class="post"><h1>How we halved build times</h1>${Array.from({ length: 30 }, (_, i) => section(i)).join('')}</article>` +
+    `<aside class="comments">${Array.from({ length: 10 }, (_, i) => `<div class="comment"><b>user${i}</b><p>${sentence(i, 25)}</p></div>`).join('')}</aside></main>` +
+    `<footer>${Array.from({ length: 20 }, (_, i) => `<a href="/legal/${i}">Footer link ${i}</a>`).join(' ')}</footer></body></html>`
+}
+
 const RULES = {
   'data.items.selectorAll': '.item',
   'data.items.attr.title.selector': 'a',
@@ -50,6 +73,8 @@ async function timed (rounds: number, work: (i: number) => Promise<void>): Promi
 export async function benchExtract (): Promise<Record<string, number>> {
   const fx = await startFixtureServer()
   fx.route('/catalog/', (_req, res) => { res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }); res.end(catalogPage()) })
+  const longArticle = longArticlePage()
+  fx.route('/long-article/', (_req, res) => { res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }); res.end(longArticle) })
   const sink = pino.destination({ dest: '/dev/null', sync: false })
   const config = loadConfig({ API_KEYS: KEY, ALLOW_PRIVATE_HOSTS: fx.host, LOG_LEVEL: 'info' })
   const ctx = await createContext(config, createLogger({ level: 'info', destination: sink }))
@@ -65,29 +90,35 @@ export async function benchExtract (): Promise<Record<string, number>> {
   }
 
   try {
-    // (c) cold /markdown against undici + turndown, interleaved, distinct URLs so every one of ours is a MISS.
+    // (c) cold /markdown against undici + turndown, interleaved, distinct URLs so every one of ours is a MISS; the same
+    // client (undici's request) on both sides. Two pages: the small article fixture (780 bytes, where fixed
+    // per-request costs dominate) and a long post as pages come (~90 KB).
     const turndown = new TurndownService({ headingStyle: 'atx', codeBlockStyle: 'fenced', bulletListMarker: '-' }).use(gfm)
-    const article = `${fx.origin}/article/`
-    const raw = async (i: number): Promise<void> => {
-      const res = await request(`${article}?raw=${i}`)
-      turndown.turndown(await res.body.text())
+    for (const [name, pagePath] of [['mdCold', '/article/'], ['mdLong', '/long-article/']] as const) {
+      const target = `${fx.origin}${pagePath}`
+      const raw = async (i: number): Promise<void> => {
+        const res = await request(`${target}?raw=${i}`)
+        turndown.turndown(await res.body.text())
+      }
+      const ours = async (i: number): Promise<void> => {
+        const res = await request(`${proUrl}/markdown?url=${encodeURIComponent(`${target}?md=${i}`)}&prerender=false`, { headers })
+        await res.body.text()
+        if (res.statusCode !== 200 || res.headers['x-cache-status'] !== 'MISS') throw new Error(`cold /markdown: ${res.statusCode} ${String(res.headers['x-cache-status'])}`)
+      }
+      for (let i = 0; i < 10; i++) { await raw(1000 + i); await ours(1000 + i) }
+      const rawTimes: number[] = []
+      const ourTimes: number[] = []
+      for (let i = 0; i < ROUNDS; i++) {
+        rawTimes.push(...await timed(1, async () => { await raw(i) }))
+        ourTimes.push(...await timed(1, async () => { await ours(i) }))
+      }
+      figures[`${name}Ours`] = median(ourTimes)
+      figures[`${name}Raw`] = median(rawTimes)
+      figures[`${name}Ratio`] = median(ourTimes) / median(rawTimes)
     }
-    const ours = async (i: number): Promise<void> => {
-      const res = await get(`${proUrl}/markdown?url=${encodeURIComponent(`${article}?md=${i}`)}&prerender=false`)
-      if (res.headers.get('x-cache-status') !== 'MISS') throw new Error('cold /markdown was not a MISS')
-    }
-    for (let i = 0; i < 10; i++) { await raw(1000 + i); await ours(1000 + i) }
-    const rawTimes: number[] = []
-    const ourTimes: number[] = []
-    for (let i = 0; i < ROUNDS; i++) {
-      rawTimes.push(...await timed(1, async () => { await raw(i) }))
-      ourTimes.push(...await timed(1, async () => { await ours(i) }))
-    }
-    figures.mdColdOurs = median(ourTimes)
-    figures.mdColdRaw = median(rawTimes)
-    figures.mdColdRatio = figures.mdColdOurs / figures.mdColdRaw
 
     // (d) warm: /markdown hits against GET / hits of the same page, 50 connections.
+    const article = `${fx.origin}/article/`
     const markdownUrl = `${proUrl}/markdown?url=${encodeURIComponent(article)}&prerender=false`
     const jsonUrl = `${proUrl}/?url=${encodeURIComponent(article)}&prerender=false`
     await get(markdownUrl)
@@ -127,7 +158,8 @@ export async function benchExtract (): Promise<Record<string, number>> {
 export function printExtract (f: Record<string, number>): void {
   const line = (s: string): void => { process.stdout.write(`${s}\n`) }
   line('## extraction (data rules, /markdown)')
-  line(`(c) cold /markdown: pagecast ${fmt(f.mdColdOurs!)} ms, raw undici GET + turndown ${fmt(f.mdColdRaw!)} ms (median); ratio ${fmt(f.mdColdRatio!)} (target <= 1.20)`)
+  line(`(c) cold /markdown, article fixture (780 B): pagecast ${fmt(f.mdColdOurs!)} ms, raw undici GET + turndown ${fmt(f.mdColdRaw!)} ms (median); ratio ${fmt(f.mdColdRatio!)} (target <= 1.20)`)
+  line(`(c) cold /markdown, long post (~90 KB): pagecast ${fmt(f.mdLongOurs!)} ms, raw undici GET + turndown ${fmt(f.mdLongRaw!)} ms (median); ratio ${fmt(f.mdLongRatio!)} (target <= 1.20)`)
   line(`(d) warm /markdown: ${fmt(f.mdWarmRps!, 0)} req/s against ${fmt(f.jsonWarmRps!, 0)} req/s for a GET / hit; cost ratio ${fmt(f.mdWarmRatio!)} (target <= 1.10)`)
   line(`(e) selectorAll over 500 items with nested rules: ${fmt(f.rulesMs!)} ms against ${fmt(f.plainMs!)} ms for plain metadata (median, fetch mode); ratio ${fmt(f.rulesRatio!)} (target <= 1.50)`)
 }

@@ -1,5 +1,5 @@
 // The loaded target as the `data` rules and the metadata read it (docs/api.md §3.3): decoded and parsed once per
-// request. An HTML page is parsed with cheerio, its base URI the page's URL, and the same document is handed to
+// request, the parse only when something reads the tree. An HTML page is parsed with cheerio, its base URI the page's URL, and the same document is handed to
 // metascraper. A JSON or text target is its text, shown as one `<pre>` so that rules without a selector read it
 // whole; when the browser rendered it, the text is taken back out of Chromium's viewer. Other targets (images,
 // PDF, media) are not read by rules.
@@ -15,8 +15,8 @@ export interface TargetDocument {
   url: string
   /** The decoded HTML (html), or the body's text (json, text); '' otherwise. */
   source: string
-  /** The parsed document; an empty one for other targets. */
-  $: CheerioAPI
+  /** The parsed document (parsed on first use); an empty one for other targets. */
+  readonly $: CheerioAPI
 }
 
 export interface LoadedBody {
@@ -37,17 +37,33 @@ function kindOf (headers: Record<string, string>, body: Buffer): DocumentKind {
   return 'other'
 }
 
-/** Decodes and parses the loaded body once; `maxBytes` is MAX_HTML_BYTES. */
+/** A document whose `$` is parsed on first use: a whole-page Markdown conversion reads `source` and never needs it. */
+function lazyDocument (kind: DocumentKind, url: string, source: string, parse: () => CheerioAPI): TargetDocument {
+  let parsed: CheerioAPI | undefined
+  return {
+    kind,
+    url,
+    source,
+    get $ () {
+      parsed ??= parse()
+      return parsed
+    }
+  }
+}
+
+/** Decodes the loaded body once; its parse, shared by the metadata and the rules, happens once, when first needed. `maxBytes` is MAX_HTML_BYTES. */
 export function parseTarget (loaded: LoadedBody, maxBytes: number): TargetDocument {
   const kind = kindOf(loaded.headers, loaded.body)
-  if (kind === 'other') return { kind, url: loaded.url, source: '', $: load('', { baseURI: loaded.url }) }
+  if (kind === 'other') return lazyDocument(kind, loaded.url, '', () => load('', { baseURI: loaded.url }))
   const decoded = decodeHtml(loaded.body, loaded.headers['content-type'], maxBytes)
-  if (kind === 'html') return { kind, url: loaded.url, source: decoded, $: load(decoded, { baseURI: loaded.url }) }
+  if (kind === 'html') return lazyDocument(kind, loaded.url, decoded, () => load(decoded, { baseURI: loaded.url }))
   // Chromium shows a JSON or text response inside its own page, the text in the first <pre>.
   const text = loaded.rendered ? load(decoded)('pre').first().text() : decoded
-  const $ = load('<!doctype html><html><head></head><body><pre></pre></body></html>', { baseURI: loaded.url })
-  $('pre').text(text)
-  return { kind, url: loaded.url, source: text, $ }
+  return lazyDocument(kind, loaded.url, text, () => {
+    const $ = load('<!doctype html><html><head></head><body><pre></pre></body></html>', { baseURI: loaded.url })
+    $('pre').text(text)
+    return $
+  })
 }
 
 /** The parsed HTML for the metadata extractor, when the target is HTML. */

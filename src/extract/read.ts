@@ -9,9 +9,14 @@ export type Selection = ReturnType<ReturnType<CheerioAPI['root']>['find']>
 
 /** Where a rule reads: one element, or the whole document of `$`. */
 export interface Scope {
-  $: CheerioAPI
+  readonly $: CheerioAPI
   /** The match; absent for the whole document. */
   node?: Selection
+  /**
+   * For a whole HTML document: the HTML `$` is (or would be) parsed from. Markdown of the whole document converts it
+   * directly (the converter parses it once; head content is dropped by its rules), so nothing parses it twice.
+   */
+  source?: string
 }
 
 const collapse = (text: string): string => text.replace(/\s+/g, ' ').trim()
@@ -39,15 +44,17 @@ function bodyOf (scope: Scope): Selection {
  * of <html>. Undefined when there is nothing.
  */
 export function readAttr (scope: Scope, attr: string, document: TargetDocument): unknown {
-  const { $, node } = scope
+  // `scope.$` is read only where the tree is needed (it may not be parsed yet).
+  const { node } = scope
   switch (attr) {
     case 'html':
       return node === undefined ? wholeHtml(scope) : node.html() ?? undefined
     case 'outerHTML':
-      return node === undefined ? wholeHtml(scope) : $.html(node)
+      return node === undefined ? wholeHtml(scope) : scope.$.html(node)
     case 'text':
       return collapse((node ?? bodyOf(scope)).text())
     case 'markdown':
+      if (node === undefined && scope.source !== undefined) return toMarkdown(scope.source, document.url)
       return toMarkdown((node ?? bodyOf(scope)).html() ?? '', document.url)
     case 'val': {
       if (node === undefined) return undefined
@@ -57,6 +64,6 @@ export function readAttr (scope: Scope, attr: string, document: TargetDocument):
     case 'json':
       return parseJson(document.kind === 'html' ? bodyOf(scope).text() : document.source)
     default:
-      return (node ?? $('html')).attr(attr.toLowerCase())
+      return (node ?? scope.$('html')).attr(attr.toLowerCase())
   }
 }

@@ -4,7 +4,7 @@
 // match of every selector, in document order, each element once, items that miss dropped), or the whole
 // document; `attr` fallbacks are tried in order, and nested rules run per match with selectors relative to it.
 // `evaluate` results come from the page (browser/producers/evaluate.ts); a throw there is a miss.
-import { load } from 'cheerio'
+import { load, type CheerioAPI } from 'cheerio'
 import type { Rule } from '../schemas/options.ts'
 import type { Evaluated } from '../browser/producers/index.ts'
 import type { TargetDocument } from './document.ts'
@@ -32,7 +32,15 @@ function mainScope (state: RunState): Scope {
   if (state.main === undefined) {
     const { document } = state
     const html = document.kind === 'html' ? mainContentHtml(document.source, document.url) : document.$('body').html() ?? ''
-    state.main = { $: load(`<!doctype html><html><head></head><body>${html}</body></html>`, { baseURI: document.url }) }
+    const source = `<!doctype html><html><head></head><body>${html}</body></html>`
+    let parsed: CheerioAPI | undefined
+    state.main = {
+      get $ () {
+        parsed ??= load(source, { baseURI: document.url })
+        return parsed
+      },
+      source
+    }
   }
   return state.main
 }
@@ -110,7 +118,12 @@ async function runField (rules: readonly Rule[], scope: Scope, state: RunState):
 /** Every field of `data`, in the order they were given. */
 export async function runRules (data: Readonly<Record<string, readonly Rule[]>>, run: RuleRun): Promise<Record<string, unknown>> {
   const state: RunState = { ...run }
-  const scope: Scope = { $: run.document.$ }
+  const { document } = run
+  // The whole document's scope reads `$` only when a rule needs the tree.
+  const scope: Scope = {
+    get $ () { return document.$ },
+    ...(document.kind === 'html' ? { source: document.source } : {})
+  }
   const out: Record<string, unknown> = {}
   for (const [field, rules] of Object.entries(data)) out[field] = await runField(rules, scope, state)
   return out

@@ -72,6 +72,21 @@ describe('Markdown', () => {
     ].join('\n'))
   })
 
+  it('converts a whole document as its body: head content is never text, and nothing parses the page twice', async () => {
+    const { readFileSync } = await import('node:fs')
+    for (const page of ['test/fixtures/pages/rules/index.html', 'test/fixtures/pages/article/index.html']) {
+      const html = readFileSync(page, 'utf8')
+      const document = parseTarget({ url: URL_, headers: { 'content-type': 'text/html' }, body: Buffer.from(html), rendered: false }, 1024 * 1024)
+      // The whole-document conversion reads the decoded source, not the tree (which is parsed here only to compare).
+      const whole = toMarkdown(document.source, URL_)
+      expect(whole).toBe(toMarkdown(document.$('body').html() ?? '', URL_))
+      expect(whole).not.toMatch(/Pagecast Tests<\/title>|application\/ld\+json/)
+    }
+    const withHead = '<!doctype html><html><head><title>T</title><meta name="d" content="x"><style>p{}</style>' +
+      '<script type="application/ld+json">{"a":1}</script><base href="/b/"></head><body hidden-not><p>Body</p></body></html>'
+    expect(toMarkdown(withHead, URL_)).toBe('Body')
+  })
+
   it('leaves out hidden elements, scripts and styles', () => {
     expect(toMarkdown('<p>kept</p><p hidden>h</p><div aria-hidden="TRUE">a</div><span style="display: none !important">d</span><script>s()</script><style>p{}</style>', URL_))
       .toBe('kept')
