@@ -12,6 +12,7 @@ import type { HttpClient, Probe } from './net/types.ts'
 import { PROBE_BYTES } from './media/objects.ts'
 import { createMetadataExtractor, type MetadataExtractor } from './metadata/extractor.ts'
 import { createRuleRunner, type RuleRunner } from './extract/index.ts'
+import { bundledProviders, createOembed, type OembedClient, type OembedProvider } from './oembed/index.ts'
 import { createKeyVerifier } from './http/auth.ts'
 import { desktopUserAgent } from './browser/devices.ts'
 import { createBrowserPool, createLazyBrowserPool, type BrowserPoolOptions, type LazyBrowserPool } from './browser/pool/index.ts'
@@ -30,6 +31,8 @@ export interface AppContext {
   metadata: MetadataExtractor
   /** `data` rules (docs/api.md §3.3). */
   rules: RuleRunner
+  /** oEmbed discovery and the bundled provider registry (`iframe`, docs/api.md §3.4). */
+  oembed: OembedClient
   browser: LazyBrowserPool
   /** Prometheus metrics of this context (its own registry). */
   metrics: ServiceMetrics
@@ -45,6 +48,8 @@ export interface ContextOverrides {
   resolve?: (hostname: string) => Promise<Array<{ address: string, family: 4 | 6 }>>
   /** Pool settings beyond the config's (tests lower the jobs per browser, for instance). */
   browser?: Partial<BrowserPoolOptions>
+  /** Replaces the bundled oEmbed provider registry (tests add providers on loopback). */
+  oembedProviders?: readonly OembedProvider[]
 }
 
 /** The plain fetch presents itself as the desktop browser the default device emulates. */
@@ -64,6 +69,7 @@ export async function createContext (config: Readonly<Config>, log: Logger, over
   })
   const metadata = createMetadataExtractor({ probe, log, maxHtmlBytes: config.maxHtmlBytes })
   const rules = createRuleRunner({ probe, log })
+  const oembed = createOembed({ http, providers: overrides.oembedProviders ?? bundledProviders(), log })
   const browser = createLazyBrowserPool(async () => await createBrowserPool({
     chromiumPath: config.chromiumPath,
     wsEndpoint: config.browserWsEndpoint,
@@ -84,6 +90,7 @@ export async function createContext (config: Readonly<Config>, log: Logger, over
     http,
     metadata,
     rules,
+    oembed,
     browser,
     metrics: createMetrics({ browserStats: () => browser.stats(), version: serviceVersion() }),
     verifyKey: createKeyVerifier(config.apiKeys),

@@ -1,6 +1,7 @@
 // One computation of a result, the use case behind every MISS: load the page (load.ts), parse it once, extract the
 // metadata, run the `data` rules on the same document (their fields override metadata fields of the same name), add
-// the outcome of `function`, run the enrichers (storing the producers' files first), and build the cache entry.
+// the outcome of `function`, run the enrichers on the result and the same document (storing the producers' files
+// first, then oEmbed), and build the cache entry.
 import type { Logger } from 'pino'
 import type { AppContext } from '../context.ts'
 import type { ExtractOptions } from '../schemas/options.ts'
@@ -39,7 +40,9 @@ export async function computeEntry (ctx: AppContext, options: ExtractOptions, ru
   const extraction: Extraction = { data: {}, generated: {}, files: {}, bytes: {} }
 
   const rules = outputs.data
-  if (outputs.meta === false && rules === undefined && mode !== 'prerender') {
+  // oEmbed discovery reads the page, so `iframe` loads it even with `meta=false` (docs/api.md §3.4).
+  const readsPage = outputs.meta !== false || rules !== undefined || outputs.iframe !== false
+  if (!readsPage && mode !== 'prerender') {
     // Nothing needs the page: no fetch at all, but the target is still resolved and checked.
     await ctx.guard.assertUrlResolvesAllowed(new URL(target.url))
     envelope = { status: 'success', data: extraction.data, statusCode: null, headers: {}, redirects: [] }
@@ -55,7 +58,7 @@ export async function computeEntry (ctx: AppContext, options: ExtractOptions, ru
 
     const te = performance.now()
     // Parsed once, for the metadata and the rules together (docs/architecture.md).
-    const document = outputs.meta !== false || rules !== undefined
+    const document = readsPage
       ? parseTarget({ url: loaded.url, headers: loaded.headers, body: loaded.body, rendered: loaded.mode === 'prerender' }, ctx.config.maxHtmlBytes)
       : undefined
     if (outputs.meta !== false) {
@@ -83,7 +86,15 @@ export async function computeEntry (ctx: AppContext, options: ExtractOptions, ru
     if (fnResult !== undefined) extraction.data.function = fnResult
 
     await enrich(extraction, {
-      ctx, outputs, reply, cacheKey: run.cacheKey, ttl: ttlFor(cache.ttl, loaded.statusCode), signal: run.signal, log: run.log, timings: run.timings
+      ctx,
+      outputs,
+      reply,
+      page: { url: loaded.url, requestedUrl: target.url, ...(document === undefined ? {} : { document }) },
+      cacheKey: run.cacheKey,
+      ttl: ttlFor(cache.ttl, loaded.statusCode),
+      signal: run.signal,
+      log: run.log,
+      timings: run.timings
     })
     envelope = {
       status: 'success',

@@ -103,7 +103,7 @@ export const PARAMETERS = {
     shape: IFRAME_SHAPE,
     read: readIframe,
     cacheKey: 'keep',
-    doc: doc('oEmbed discovery: adds `data.iframe = {html, scripts}`; other `iframe.*` keys go to the provider.', { ...SWITCH, default: false })
+    doc: doc('oEmbed: adds `data.iframe = {html, scripts}` from the page\'s discovery link, else the bundled provider registry; `null` if none answers. Other `iframe.*` keys go to the provider, lower-cased.', { ...SWITCH, default: false })
   },
   insights: {
     group: 'outputs',

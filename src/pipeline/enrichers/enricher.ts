@@ -6,6 +6,7 @@ import type { AppContext } from '../../context.ts'
 import type { OutputOptions, ReplyOptions } from '../../schemas/option-groups.ts'
 import type { FileKind, GeneratedFile } from '../../browser/producers/index.ts'
 import type { StoredFile } from '../../storage/index.ts'
+import type { TargetDocument } from '../../extract/index.ts'
 
 /** The result of one computation as the enrichers see it. */
 export interface Extraction {
@@ -19,8 +20,19 @@ export interface Extraction {
   bytes: Record<string, StoredFile>
 }
 
+/** The loaded page, as the enrichers that read it see it. */
+export interface LoadedPage {
+  /** The final URL, after redirects. */
+  readonly url: string
+  /** The URL asked for. */
+  readonly requestedUrl: string
+  /** The document parsed once (docs/architecture.md); absent when nothing needed it parsed. */
+  readonly document?: TargetDocument
+}
+
 export interface EnrichContext {
   readonly ctx: AppContext
+  readonly page: LoadedPage
   readonly outputs: Readonly<OutputOptions>
   readonly reply: Readonly<ReplyOptions>
   readonly cacheKey: string

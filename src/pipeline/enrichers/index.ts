@@ -2,11 +2,13 @@
 // result is one entry here and one file.
 import type { EnrichContext, Enricher, Extraction } from './enricher.ts'
 import { storedFilesEnricher } from './stored-files.ts'
+import { iframeEnricher } from './iframe.ts'
 
-export type { EnrichContext, Enricher, Extraction } from './enricher.ts'
+export type { EnrichContext, Enricher, Extraction, LoadedPage } from './enricher.ts'
 
 export const ENRICHERS: readonly Enricher[] = Object.freeze([
-  storedFilesEnricher
+  storedFilesEnricher,
+  iframeEnricher
 ])
 
 /** Runs the enrichers that apply, in order, timing each under its name. */

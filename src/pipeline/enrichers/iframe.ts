@@ -1,0 +1,20 @@
+// Enricher: `data.iframe` (docs/api.md §3.4), the page's oEmbed embed as `{html, scripts}`, or null when no endpoint
+// is found or none answers with something to embed. Discovery reads the document parsed once, so it works alike on
+// the fetched HTML and on the rendered DOM; the endpoint is called under the request's signal.
+import type { Enricher } from './enricher.ts'
+
+export const iframeEnricher: Enricher = {
+  name: 'iframe',
+  applies: (_extraction, outputs) => outputs.iframe !== false,
+  async enrich (extraction, { ctx, outputs, page, signal }) {
+    if (outputs.iframe === false) return
+    const $ = page.document?.kind === 'html' ? page.document.$ : undefined
+    extraction.data.iframe = await ctx.oembed.find({
+      url: page.url,
+      requestedUrl: page.requestedUrl,
+      params: outputs.iframe,
+      signal,
+      ...($ === undefined ? {} : { $ })
+    })
+  }
+}
