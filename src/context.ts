@@ -60,7 +60,7 @@ export async function createContext (config: Readonly<Config>, log: Logger, over
   // MAX_PROBE_BYTES: the media probe's ordinary ranged GET reads this much (the SVG whole-file check keeps its own size).
   const probe: Probe = async (url, options) => await http.probe(url, {
     ...options,
-    maxBytes: options.maxBytes === undefined || options.maxBytes === PROBE_BYTES ? config.maxProbeBytes : options.maxBytes
+    maxBytes: (options.offset ?? 0) === 0 && (options.maxBytes === undefined || options.maxBytes === PROBE_BYTES) ? config.maxProbeBytes : options.maxBytes
   })
   const metadata = createMetadataExtractor({ probe, log, maxHtmlBytes: config.maxHtmlBytes })
   const rules = createRuleRunner({ probe, log })
