@@ -12,6 +12,7 @@ import type { HttpClient, Probe } from './net/types.ts'
 import { PROBE_BYTES } from './media/objects.ts'
 import { createMetadataExtractor, type MetadataExtractor } from './metadata/extractor.ts'
 import { createRuleRunner, type RuleRunner } from './extract/index.ts'
+import { createAvFinder, type AvFinder } from './media/discover.ts'
 import { createKeyVerifier } from './http/auth.ts'
 import { desktopUserAgent } from './browser/devices.ts'
 import { createBrowserPool, createLazyBrowserPool, type BrowserPoolOptions, type LazyBrowserPool } from './browser/pool/index.ts'
@@ -30,6 +31,8 @@ export interface AppContext {
   metadata: MetadataExtractor
   /** `data` rules (docs/api.md §3.3). */
   rules: RuleRunner
+  /** `video` and `audio` (docs/api.md §3.4). */
+  av: AvFinder
   browser: LazyBrowserPool
   /** Prometheus metrics of this context (its own registry). */
   metrics: ServiceMetrics
@@ -64,6 +67,7 @@ export async function createContext (config: Readonly<Config>, log: Logger, over
   })
   const metadata = createMetadataExtractor({ probe, log, maxHtmlBytes: config.maxHtmlBytes })
   const rules = createRuleRunner({ probe, log })
+  const av = createAvFinder({ probe, log })
   const browser = createLazyBrowserPool(async () => await createBrowserPool({
     chromiumPath: config.chromiumPath,
     wsEndpoint: config.browserWsEndpoint,
@@ -84,6 +88,7 @@ export async function createContext (config: Readonly<Config>, log: Logger, over
     http,
     metadata,
     rules,
+    av,
     browser,
     metrics: createMetrics({ browserStats: () => browser.stats(), version: serviceVersion() }),
     verifyKey: createKeyVerifier(config.apiKeys),

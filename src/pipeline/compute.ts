@@ -10,6 +10,10 @@ import { loadModeOf } from './prerender.ts'
 import { loadTarget } from './load.ts'
 import { enrich, type Extraction } from './enrichers/index.ts'
 import { parseTarget, parsedHtmlOf } from '../extract/index.ts'
+import { classifyTarget } from '../metadata/extractor.ts'
+
+/** The outputs that are a media file the page names (docs/api.md §3.4), in their order in `data`. */
+const AV_KINDS = ['video', 'audio'] as const
 import type { StoredFile } from '../storage/index.ts'
 
 /** Results whose target answered 5xx are cached for one minute at most (docs/api.md §7). */
@@ -39,7 +43,8 @@ export async function computeEntry (ctx: AppContext, options: ExtractOptions, ru
   const extraction: Extraction = { data: {}, generated: {}, files: {}, bytes: {} }
 
   const rules = outputs.data
-  if (outputs.meta === false && rules === undefined && mode !== 'prerender') {
+  const avKinds = AV_KINDS.filter(kind => outputs[kind])
+  if (outputs.meta === false && rules === undefined && avKinds.length === 0 && mode !== 'prerender') {
     // Nothing needs the page: no fetch at all, but the target is still resolved and checked.
     await ctx.guard.assertUrlResolvesAllowed(new URL(target.url))
     envelope = { status: 'success', data: extraction.data, statusCode: null, headers: {}, redirects: [] }
@@ -55,7 +60,7 @@ export async function computeEntry (ctx: AppContext, options: ExtractOptions, ru
 
     const te = performance.now()
     // Parsed once, for the metadata and the rules together (docs/architecture.md).
-    const document = outputs.meta !== false || rules !== undefined
+    const document = outputs.meta !== false || rules !== undefined || avKinds.length > 0
       ? parseTarget({ url: loaded.url, headers: loaded.headers, body: loaded.body, rendered: loaded.mode === 'prerender' }, ctx.config.maxHtmlBytes)
       : undefined
     if (outputs.meta !== false) {
@@ -70,6 +75,17 @@ export async function computeEntry (ctx: AppContext, options: ExtractOptions, ru
         signal: run.signal,
         ...(parsed === undefined ? {} : { document: parsed })
       })
+    }
+    if (avKinds.length > 0 && document !== undefined) {
+      const target = classifyTarget(loaded.headers, loaded.body)
+      Object.assign(extraction.data, await ctx.av.find({
+        kinds: avKinds,
+        url: loaded.url,
+        ...(document.kind === 'html' ? { $: document.$ } : {}),
+        ...(target === 'video' || target === 'audio' ? { target } : {}),
+        ping: outputs.ping,
+        signal: run.signal
+      }))
     }
     if (rules !== undefined && document !== undefined) {
       const tr = performance.now()
