@@ -2,11 +2,14 @@
 // result is one entry here and one file.
 import type { EnrichContext, Enricher, Extraction } from './enricher.ts'
 import { storedFilesEnricher } from './stored-files.ts'
+import { paletteEnricher } from './palette.ts'
 
 export type { EnrichContext, Enricher, Extraction } from './enricher.ts'
 
 export const ENRICHERS: readonly Enricher[] = Object.freeze([
-  storedFilesEnricher
+  storedFilesEnricher,
+  // After the files are stored: the screenshot is one of the image-like media objects it colours.
+  paletteEnricher
 ])
 
 /** Runs the enrichers that apply, in order, timing each under its name. */
