@@ -7,6 +7,7 @@
 import prettyMilliseconds from 'pretty-ms'
 import { parseFromTokenizer, type IAudioMetadata } from 'music-metadata'
 import type { Probe, ProbeResult } from '../net/types.ts'
+import { abortable } from '../util/abort.ts'
 import type { MediaKind, MediaObject } from './objects.ts'
 import { RangedTokenizer } from './ranged-tokenizer.ts'
 
@@ -61,7 +62,8 @@ export async function readAvDetails (head: ProbeResult, options: AvReadOptions):
     }
   }, { bytes: EXTRA_READ_BYTES, reads: MAX_EXTRA_READS, block: READ_BLOCK })
   try {
-    return detailsOf(await parseFromTokenizer(tokenizer, { duration: false, skipCovers: true, skipPostHeaders: true }))
+    // Raced with the deadline: the parse may be between reads when the request's time is up.
+    return detailsOf(await abortable(parseFromTokenizer(tokenizer, { duration: false, skipCovers: true, skipPostHeaders: true }), signal))
   } catch (err) {
     if (signal.aborted) throw err
     return { ...NO_AV_DETAILS }
