@@ -13,6 +13,7 @@ import { PROBE_BYTES } from './media/objects.ts'
 import { createMetadataExtractor, type MetadataExtractor } from './metadata/extractor.ts'
 import { createRuleRunner, type RuleRunner } from './extract/index.ts'
 import { bundledProviders, createOembed, type OembedClient, type OembedProvider } from './oembed/index.ts'
+import { createAvFinder, type AvFinder } from './media/discover.ts'
 import { createKeyVerifier } from './http/auth.ts'
 import { desktopUserAgent } from './browser/devices.ts'
 import { createBrowserPool, createLazyBrowserPool, type BrowserPoolOptions, type LazyBrowserPool } from './browser/pool/index.ts'
@@ -33,6 +34,8 @@ export interface AppContext {
   rules: RuleRunner
   /** oEmbed discovery and the bundled provider registry (`iframe`, docs/api.md §3.4). */
   oembed: OembedClient
+  /** `video` and `audio` (docs/api.md §3.4). */
+  av: AvFinder
   browser: LazyBrowserPool
   /** Prometheus metrics of this context (its own registry). */
   metrics: ServiceMetrics
@@ -65,11 +68,12 @@ export async function createContext (config: Readonly<Config>, log: Logger, over
   // MAX_PROBE_BYTES: the media probe's ordinary ranged GET reads this much (the SVG whole-file check keeps its own size).
   const probe: Probe = async (url, options) => await http.probe(url, {
     ...options,
-    maxBytes: options.maxBytes === undefined || options.maxBytes === PROBE_BYTES ? config.maxProbeBytes : options.maxBytes
+    maxBytes: (options.offset ?? 0) === 0 && (options.maxBytes === undefined || options.maxBytes === PROBE_BYTES) ? config.maxProbeBytes : options.maxBytes
   })
   const metadata = createMetadataExtractor({ probe, log, maxHtmlBytes: config.maxHtmlBytes })
   const rules = createRuleRunner({ probe, log })
   const oembed = createOembed({ http, providers: overrides.oembedProviders ?? bundledProviders(), log })
+  const av = createAvFinder({ probe, log })
   const browser = createLazyBrowserPool(async () => await createBrowserPool({
     chromiumPath: config.chromiumPath,
     wsEndpoint: config.browserWsEndpoint,
@@ -91,6 +95,7 @@ export async function createContext (config: Readonly<Config>, log: Logger, over
     metadata,
     rules,
     oembed,
+    av,
     browser,
     metrics: createMetrics({ browserStats: () => browser.stats(), version: serviceVersion() }),
     verifyKey: createKeyVerifier(config.apiKeys),

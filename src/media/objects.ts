@@ -5,6 +5,8 @@ import prettyBytes from 'pretty-bytes'
 import type { Logger } from 'pino'
 import type { Probe, ProbeResult } from '../net/types.ts'
 import { toHttpUrl } from '../util/url.ts'
+import { CONTENT_TYPE_EXTENSIONS } from './content-types.ts'
+import { readAvDetails, readAvDetailsOf, withAvDetails } from './av.ts'
 
 /** What a media URL is wanted for; `logo` is an image with the same checks. */
 export type MediaKind = 'image' | 'logo' | 'video' | 'audio'
@@ -36,55 +38,6 @@ export interface SniffedImage extends Dimensions {
 export const PROBE_BYTES = 64 * 1024
 /** An SVG must be read whole to be checked for script; one re-probe reads up to this much. */
 export const SVG_CHECK_BYTES = 1024 * 1024
-
-const CONTENT_TYPE_EXTENSIONS: Readonly<Record<string, string>> = {
-  'image/png': 'png',
-  'image/apng': 'png',
-  'image/jpeg': 'jpg',
-  'image/jpg': 'jpg',
-  'image/pjpeg': 'jpg',
-  'image/svg+xml': 'svg',
-  'image/webp': 'webp',
-  'image/gif': 'gif',
-  'image/x-icon': 'ico',
-  'image/vnd.microsoft.icon': 'ico',
-  'image/ico': 'ico',
-  'image/icon': 'ico',
-  'image/avif': 'avif',
-  'image/bmp': 'bmp',
-  'image/x-ms-bmp': 'bmp',
-  'image/tiff': 'tiff',
-  'image/heic': 'heic',
-  'image/heif': 'heif',
-  'image/jxl': 'jxl',
-  'video/mp4': 'mp4',
-  'video/webm': 'webm',
-  'video/ogg': 'ogv',
-  'video/quicktime': 'mov',
-  'video/x-matroska': 'mkv',
-  'video/x-msvideo': 'avi',
-  'video/mpeg': 'mpeg',
-  'video/3gpp': '3gp',
-  'audio/mpeg': 'mp3',
-  'audio/mp3': 'mp3',
-  'audio/mp4': 'm4a',
-  'audio/x-m4a': 'm4a',
-  'audio/aac': 'aac',
-  'audio/ogg': 'ogg',
-  'audio/opus': 'opus',
-  'audio/wav': 'wav',
-  'audio/wave': 'wav',
-  'audio/x-wav': 'wav',
-  'audio/vnd.wave': 'wav',
-  'audio/flac': 'flac',
-  'audio/x-flac': 'flac',
-  'audio/webm': 'weba',
-  'application/ogg': 'ogg',
-  'application/pdf': 'pdf',
-  'application/json': 'json',
-  'text/html': 'html',
-  'text/plain': 'txt'
-}
 
 const EXTENSION_ALIASES: Readonly<Record<string, string>> = { jpeg: 'jpg', jpe: 'jpg', jfif: 'jpg', tif: 'tiff', htm: 'html' }
 
@@ -362,12 +315,17 @@ export interface ProbeMediaOptions {
 
 /**
  * Checks one candidate (§3.4 `ping`): data: URIs are decoded locally; anything else gets one ranged GET of up to
- * 64 KiB (an SVG that does not fit is read again, up to 1 MiB, so it can be checked whole). A failing candidate
+ * 64 KiB (an SVG that does not fit is read again, up to 1 MiB, so it can be checked whole; a video or audio
+ * container may take a few more bounded ranged reads, av.ts). A failing candidate
  * gives null; only the request's own deadline (the signal) makes this throw.
  */
 export async function probeMediaObject (url: string, kind: MediaKind, options: ProbeMediaOptions): Promise<MediaObject | null> {
-  if (/^data:/i.test(url)) return dataUriToMediaObject(url, kind)
   const { probe, signal, log } = options
+  if (/^data:/i.test(url)) {
+    const media = dataUriToMediaObject(url, kind)
+    const parsed = media === null || isImageKind(kind) ? null : parseDataUri(url)
+    return parsed === null ? media : withAvDetails(media!, kind, await readAvDetailsOf(parsed.bytes, parsed.mime))
+  }
   let result: ProbeResult
   try {
     result = await probe(url, { signal, maxBytes: PROBE_BYTES })
@@ -385,5 +343,7 @@ export async function probeMediaObject (url: string, kind: MediaKind, options: P
     log?.debug({ url, kind, reason }, 'media candidate dropped')
     return null
   }
-  return toMediaObject(url, result, kind)
+  const media = toMediaObject(url, result, kind)
+  // Video and audio: duration (and a video's size) from the container, over a bounded read (av.ts).
+  return media === null || isImageKind(kind) ? media : withAvDetails(media, kind, await readAvDetails(result, { probe, signal }))
 }

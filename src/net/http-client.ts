@@ -363,7 +363,7 @@ export function createHttpClient (options: HttpClientOptions): HttpClient {
 
   async function probe (url: string, probeOptions: ProbeOptions): Promise<ProbeResult> {
     const { signal } = probeOptions
-    const maxBytes = Math.max(1, Math.floor(probeOptions.maxBytes ?? DEFAULT_PROBE_BYTES))
+    const [maxBytes, offset] = [Math.max(1, Math.floor(probeOptions.maxBytes ?? DEFAULT_PROBE_BYTES)), Math.max(0, Math.floor(probeOptions.offset ?? 0))]
     let current: URL | undefined
     try {
       const start = parseTarget(url)
@@ -372,7 +372,7 @@ export function createHttpClient (options: HttpClientOptions): HttpClient {
         accept: '*/*',
         // Sizes and file headers are read from the bytes as stored.
         'accept-encoding': 'identity',
-        range: `bytes=0-${maxBytes - 1}`
+        range: `bytes=${offset}-${offset + maxBytes - 1}`
       })
       const hop = await follow(start, signal, headersFor, (u) => { current = u })
       const headers = normalizeHeaders(hop.response.headers)

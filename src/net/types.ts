@@ -30,6 +30,8 @@ export interface ProbeOptions {
   signal: AbortSignal
   /** Bytes read at most (a ranged GET asks for exactly these); default 64 KiB. */
   maxBytes?: number
+  /** The first byte asked for (the range's start); default 0. A server that ignores ranges answers 200 from byte 0. */
+  offset?: number
 }
 
 export interface ProbeResult {

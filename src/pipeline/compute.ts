@@ -11,6 +11,10 @@ import { loadModeOf } from './prerender.ts'
 import { loadTarget } from './load.ts'
 import { enrich, type Extraction } from './enrichers/index.ts'
 import { parseTarget, parsedHtmlOf } from '../extract/index.ts'
+import { classifyTarget } from '../metadata/extractor.ts'
+
+/** The outputs that are a media file the page names (docs/api.md §3.4), in their order in `data`. */
+const AV_KINDS = ['video', 'audio'] as const
 import type { StoredFile } from '../storage/index.ts'
 
 /** Results whose target answered 5xx are cached for one minute at most (docs/api.md §7). */
@@ -40,8 +44,9 @@ export async function computeEntry (ctx: AppContext, options: ExtractOptions, ru
   const extraction: Extraction = { data: {}, generated: {}, files: {}, bytes: {} }
 
   const rules = outputs.data
-  // oEmbed discovery reads the page, so `iframe` loads it even with `meta=false` (docs/api.md §3.4).
-  const readsPage = outputs.meta !== false || rules !== undefined || outputs.iframe !== false
+  const avKinds = AV_KINDS.filter(kind => outputs[kind])
+  // oEmbed discovery, video and audio read the page, so they load it even with `meta=false` (docs/api.md §3.4).
+  const readsPage = outputs.meta !== false || rules !== undefined || outputs.iframe !== false || avKinds.length > 0
   if (!readsPage && mode !== 'prerender') {
     // Nothing needs the page: no fetch at all, but the target is still resolved and checked.
     await ctx.guard.assertUrlResolvesAllowed(new URL(target.url))
@@ -73,6 +78,17 @@ export async function computeEntry (ctx: AppContext, options: ExtractOptions, ru
         signal: run.signal,
         ...(parsed === undefined ? {} : { document: parsed })
       })
+    }
+    if (avKinds.length > 0 && document !== undefined) {
+      const target = classifyTarget(loaded.headers, loaded.body)
+      Object.assign(extraction.data, await ctx.av.find({
+        kinds: avKinds,
+        url: loaded.url,
+        ...(document.kind === 'html' ? { $: document.$ } : {}),
+        ...(target === 'video' || target === 'audio' ? { target } : {}),
+        ping: outputs.ping,
+        signal: run.signal
+      }))
     }
     if (rules !== undefined && document !== undefined) {
       const tr = performance.now()

@@ -89,14 +89,14 @@ export const PARAMETERS = {
     shape: LEAF,
     read: readBoolean(false),
     cacheKey: 'keep',
-    doc: doc('Adds `data.video`, a browser-playable source (mp4, webm, ogg).', { ...BOOLEAN, default: false })
+    doc: doc('Adds `data.video`, a browser-playable source (mp4, webm, ogg) from Open Graph, `twitter:player:stream`, JSON-LD, `<video>` or the target itself, with its duration and size read from the container.', { ...BOOLEAN, default: false })
   },
   audio: {
     group: 'outputs',
     shape: LEAF,
     read: readBoolean(false),
     cacheKey: 'keep',
-    doc: doc('Adds `data.audio`, a playable audio source.', { ...BOOLEAN, default: false })
+    doc: doc('Adds `data.audio`, a browser-playable source (mp3, m4a/aac, ogg/opus, wav, flac) found the same way, with its duration.', { ...BOOLEAN, default: false })
   },
   iframe: {
     group: 'outputs',
@@ -118,7 +118,7 @@ export const PARAMETERS = {
     shape: LEAF,
     read: readBoolean(false),
     cacheKey: 'keep',
-    doc: doc('Every image-like media object gains `palette`, `background_color`, `color` and `alternative_color`.', { ...BOOLEAN, default: false })
+    doc: doc('Every image-like media object gains `palette` (up to 6 colours, dominant first), `background_color`, `color` and `alternative_color` (best WCAG contrast); all null for svg and ico.', { ...BOOLEAN, default: false })
   },
   ping: {
     group: 'outputs',

@@ -1,6 +1,6 @@
 // What an enricher is: work on the extracted result once the browser slot is released, in the order of index.ts:
-// storing the producers' files and describing them as media objects today; adding colours to every image-like media
-// object (palette) later. Each reads the result built so far and adds to it.
+// storing the producers' files and describing them as media objects, then adding colours to every image-like media
+// object (palette). Each reads the result built so far and adds to it.
 import type { Logger } from 'pino'
 import type { AppContext } from '../../context.ts'
 import type { OutputOptions, ReplyOptions } from '../../schemas/option-groups.ts'

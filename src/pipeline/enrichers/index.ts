@@ -3,12 +3,15 @@
 import type { EnrichContext, Enricher, Extraction } from './enricher.ts'
 import { storedFilesEnricher } from './stored-files.ts'
 import { iframeEnricher } from './iframe.ts'
+import { paletteEnricher } from './palette.ts'
 
 export type { EnrichContext, Enricher, Extraction, LoadedPage } from './enricher.ts'
 
 export const ENRICHERS: readonly Enricher[] = Object.freeze([
   storedFilesEnricher,
-  iframeEnricher
+  iframeEnricher,
+  // After the files are stored: the screenshot is one of the image-like media objects it colours.
+  paletteEnricher
 ])
 
 /** Runs the enrichers that apply, in order, timing each under its name. */
