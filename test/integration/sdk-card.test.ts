@@ -5,8 +5,8 @@
 // description and image in the card; with `media: ['iframe', ...]` our `data.iframe` html in the card and its script
 // loaded from `scripts`. The browser may reach loopback only: anything else is aborted, and the only such request
 // allowed is the SDK's own logo (its "powered by" mark, which it always loads from its CDN).
-// (`video`, `audio` and `palette` cards — the SDK's `media: ['video']`/`['audio']` and `contrast` — would go here
-// once those detectors are built.)
+// With `media: ['video', 'audio', 'image']` the card plays our `data.video` or `data.audio` (committed media files),
+// and with `contrast` it takes its colours from our palette of the page's image (blocks.png, whose colours are known).
 import { readFile } from 'node:fs/promises'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -14,6 +14,7 @@ import type { Browser, Page } from 'playwright-core'
 import { build, type Built } from '../helpers/build.ts'
 import { startFixtureServer, type FixtureServer } from '../helpers/fixture-server.ts'
 import { launchTestBrowser } from '../helpers/chromium.ts'
+import { serveFile, servePage } from '../helpers/media-files.ts'
 
 const NODE_MODULES = path.resolve(import.meta.dirname, '../../node_modules')
 
@@ -42,11 +43,13 @@ beforeAll(async () => {
     fx.route(`/sdk/${name}`, (_req, res) => { res.writeHead(200, { 'content-type': 'text/javascript' }); res.end(body) })
   }
   fx.route('/sdk/card.html', (req, res) => {
-    const options = new URL(req.url ?? '/', 'http://x').searchParams.get('options') ?? '{}'
+    const params = new URL(req.url ?? '/', 'http://x').searchParams
+    const options = params.get('options') ?? '{}'
+    const target = params.get('target') ?? '/oembed/card.html'
     res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' })
     res.end(`<!doctype html><html><head><meta charset="utf-8"><title>SDK</title></head><body>
 ${SDK_SCRIPTS.map(([name]) => `<script src="/sdk/${name}"></script>`).join('\n')}
-<a class="card" href="${fx.origin}/oembed/card.html">the page</a>
+<a class="card" href="${fx.origin}${target}">the page</a>
 <script>microlink('.card', ${options})</script>
 </body></html>`)
   })
@@ -62,6 +65,13 @@ ${SDK_SCRIPTS.map(([name]) => `<script src="/sdk/${name}"></script>`).join('\n')
     res.writeHead(200, { 'content-type': 'text/javascript' })
     res.end("document.querySelectorAll('.loopback-post').forEach((el) => { el.dataset.widget = 'ran' })")
   })
+  serveFile(fx, '/media/clip.mp4', 'clip.mp4')
+  serveFile(fx, '/media/tone.mp3', 'tone.mp3')
+  serveFile(fx, '/img/blocks.png', 'blocks.png')
+  servePage(fx, '/card/video', '<meta property="og:title" content="A clip"><meta property="og:image" content="/img/blocks.png">' +
+    '<meta property="og:video" content="/media/clip.mp4">')
+  servePage(fx, '/card/audio', '<meta property="og:title" content="A tone"><meta property="og:image" content="/img/blocks.png">' +
+    '<meta property="og:audio" content="/media/tone.mp3">')
   app = await build({ ALLOW_PRIVATE_HOSTS: fx.host })
   apiOrigin = (await app.free.listen({ port: 0, host: '127.0.0.1' })).replace(/\/$/, '')
   browser = await launchTestBrowser()
@@ -73,7 +83,7 @@ afterAll(async () => {
   await fx?.close()
 })
 
-async function openCard (options: Record<string, unknown>): Promise<Page> {
+async function openCard (options: Record<string, unknown>, target?: string): Promise<Page> {
   const context = await browser.newContext()
   await context.route('**/*', async (route) => {
     const { hostname } = new URL(route.request().url())
@@ -86,7 +96,8 @@ async function openCard (options: Record<string, unknown>): Promise<Page> {
   const page = await context.newPage()
   const errors: string[] = []
   page.on('pageerror', (err) => { errors.push(err.message) })
-  await page.goto(`${fx.origin}/sdk/card.html?options=${encodeURIComponent(JSON.stringify({ endpoint: apiOrigin, ...options }))}`)
+  const query = new URLSearchParams({ options: JSON.stringify({ endpoint: apiOrigin, ...options }), ...(target === undefined ? {} : { target }) })
+  await page.goto(`${fx.origin}/sdk/card.html?${query.toString()}`)
   expect(errors).toEqual([])
   return page
 }
@@ -115,6 +126,48 @@ describe('the Microlink card SDK against pagecast', () => {
       await expect.poll(async () => await post.getAttribute('data-widget'), { timeout: 10_000 }).toBe('ran')
       expect(await page.$$eval(`script[src="${fx.origin}/oembed/widget.js"]`, (els) => els.length)).toBe(1)
       expect(await page.$$eval('.microlink_card__iframe script', (els) => els.length)).toBe(0)
+    } finally {
+      await page.context().close()
+    }
+    expect(outside).toEqual([])
+  })
+
+  it("with media: ['video', 'audio', 'image'] plays our data.video", async () => {
+    const page = await openCard({ media: ['video', 'audio', 'image'] }, '/card/video')
+    try {
+      const video = await page.waitForSelector('video.microlink_card__media_video', { timeout: 20_000 })
+      expect(await video.getAttribute('src')).toBe(`${fx.origin}/media/clip.mp4`)
+      // The poster is our image, and Chromium reads the clip's length from the file we described.
+      expect(await video.getAttribute('poster')).toBe(`${fx.origin}/img/blocks.png`)
+      await expect.poll(async () => await video.evaluate((el: HTMLVideoElement) => el.readyState), { timeout: 10_000 }).toBeGreaterThanOrEqual(1)
+      expect(await video.evaluate((el: HTMLVideoElement) => Math.round(el.duration))).toBe(2)
+    } finally {
+      await page.context().close()
+    }
+    expect(outside).toEqual([])
+  })
+
+  it("with media: ['video', 'audio', 'image'] plays our data.audio when the page has no video", async () => {
+    const page = await openCard({ media: ['video', 'audio', 'image'] }, '/card/audio')
+    try {
+      const audio = await page.waitForSelector('.microlink_card__media_audio', { state: 'attached', timeout: 20_000 })
+      expect(await audio.getAttribute('src')).toBe(`${fx.origin}/media/tone.mp3`)
+      await expect.poll(async () => await audio.evaluate((el: HTMLAudioElement) => el.readyState), { timeout: 10_000 }).toBeGreaterThanOrEqual(1)
+      expect(await audio.evaluate((el: HTMLAudioElement) => Math.round(el.duration))).toBe(3)
+    } finally {
+      await page.context().close()
+    }
+    expect(outside).toEqual([])
+  })
+
+  it('with contrast takes its colours from our palette', async () => {
+    const page = await openCard({ media: ['image'], contrast: true }, '/card/video')
+    try {
+      await page.waitForSelector('.microlink_card__content_title', { timeout: 20_000 })
+      await expect.poll(async () => await page.textContent('.microlink_card__content_title'), { timeout: 20_000 }).toBe('A clip')
+      // blocks.png: background_color #E63946, color #F1FAEE (docs/api.md §3.4 palette).
+      const style = await page.$eval('.microlink_card', (el) => ({ background: getComputedStyle(el).backgroundColor, color: getComputedStyle(el.querySelector('.microlink_card__content_title') ?? el).color }))
+      expect(style).toEqual({ background: 'rgb(230, 57, 70)', color: 'rgb(241, 250, 238)' })
     } finally {
       await page.context().close()
     }
