@@ -3,12 +3,13 @@
 // constant-time comparison; sha256: keys end to end; no client reads another's private result; no secret of the
 // service's environment in any process of the browser.
 import { createHash } from 'node:crypto'
-import { readdirSync, readFileSync } from 'node:fs'
+import { readFileSync } from 'node:fs'
 import { afterAll, beforeAll, describe, expect, inject, it, vi } from 'vitest'
 import { CHILD_ENV_NAMES, CHILD_ENV_PREFIXES } from '../../src/config.ts'
 import { build, qs, type Built } from '../helpers/build.ts'
 import { startFixtureServer, type FixtureServer } from '../helpers/fixture-server.ts'
 import { freePort } from '../setup/global-setup.ts'
+import { browserProcesses } from '../helpers/processes.ts'
 
 // Records every timingSafeEqual call of the key verifier (the real one still answers).
 const compared = vi.hoisted(() => [] as Array<[Buffer, Buffer]>)
@@ -174,34 +175,6 @@ describe('private results', () => {
     expect(free.headers['x-cache-status']).toBe('HIT')
   })
 })
-
-/** pid, parent and process group of every live process. */
-function processTable (): Array<{ pid: number, ppid: number, pgrp: number }> {
-  const table: Array<{ pid: number, ppid: number, pgrp: number }> = []
-  for (const name of readdirSync('/proc')) {
-    if (!/^\d+$/.test(name)) continue
-    let stat: string
-    try { stat = readFileSync(`/proc/${name}/stat`, 'utf8') } catch { continue }
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
-    if (fields[0] === 'Z') continue
-    table.push({ pid: Number(name), ppid: Number(fields[1]), pgrp: Number(fields[2]) })
-  }
-  return table
-}
-
-/** The browser and every process under it: its process group, and its descendants by parent pid. */
-function browserProcesses (browserPid: number): number[] {
-  const table = processTable()
-  const found = new Set<number>([browserPid])
-  for (const p of table) if (p.pgrp === browserPid) found.add(p.pid)
-  for (let grew = true; grew;) {
-    grew = false
-    for (const p of table) {
-      if (found.has(p.ppid) && !found.has(p.pid)) { found.add(p.pid); grew = true }
-    }
-  }
-  return [...found]
-}
 
 /** NAME=value entries of a process's environment as it was started. */
 function environOf (pid: number): string[] {

@@ -1,0 +1,46 @@
+// The browser's processes as /proc shows them, for tests that read their environment (secrets.test.ts) or kill one
+// mid-job (retry.test.ts). Linux only, like the rest of the suite.
+import { readdirSync, readFileSync } from 'node:fs'
+
+/** pid, parent and process group of every live process. */
+export function processTable (): Array<{ pid: number, ppid: number, pgrp: number }> {
+  const table: Array<{ pid: number, ppid: number, pgrp: number }> = []
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue
+    let stat: string
+    try { stat = readFileSync(`/proc/${name}/stat`, 'utf8') } catch { continue }
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+    if (fields[0] === 'Z') continue
+    table.push({ pid: Number(name), ppid: Number(fields[1]), pgrp: Number(fields[2]) })
+  }
+  return table
+}
+
+/** The browser and every process under it: its process group, and its descendants by parent pid. */
+export function browserProcesses (browserPid: number): number[] {
+  const table = processTable()
+  const found = new Set<number>([browserPid])
+  for (const p of table) if (p.pgrp === browserPid) found.add(p.pid)
+  for (let grew = true; grew;) {
+    grew = false
+    for (const p of table) {
+      if (found.has(p.ppid) && !found.has(p.pid)) { found.add(p.pid); grew = true }
+    }
+  }
+  return [...found]
+}
+
+/** The command line of a process, its arguments in order ([] once it is gone). */
+export function commandLine (pid: number): string[] {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').filter(arg => arg !== '')
+  } catch {
+    return []
+  }
+}
+
+/** The renderer processes of a browser (Chromium's `--type=renderer` children; a zygote's child rewrites its
+ * command line as one string, so the flag is looked for inside the arguments). */
+export function rendererProcesses (browserPid: number): number[] {
+  return browserProcesses(browserPid).filter(pid => commandLine(pid).some(arg => /(?:^|\s)--type=renderer(?:\s|$)/.test(arg)))
+}
