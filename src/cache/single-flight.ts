@@ -1,6 +1,8 @@
 // Identical requests in flight share one computation (docs/api.md §7): a map of promises in this process,
-// and a short store lock across processes. The lock holder writes the cache entry; the others poll for
-// it until their own deadline, and take over when the lock lapses without an entry.
+// and a store lock across processes. The lock holder writes the cache entry; the others poll for it until
+// their own deadline, and take over when the lock lapses without an entry. The lock is a short lease
+// (LOCK_LEASE_MS) that the holder renews while it computes, so the lock of a holder that died lapses within
+// a few seconds instead of after the whole request's time.
 //
 // The computation gets a signal of its own that aborts only when every caller waiting on it in this
 // process has gone (deadline passed or client disconnected), so one impatient client never fails the
@@ -34,6 +36,8 @@ export interface SingleFlight {
 }
 
 const LOCK_PREFIX = 'lock:'
+/** The lock's lease: a dead holder's lock lapses this long after its last renewal. */
+export const LOCK_LEASE_MS = 3000
 
 interface Running {
   promise: Promise<Flight>
@@ -46,9 +50,39 @@ function here<T extends Computation> (computed: T): Flight<T> {
   return { entry: computed.entry, computed, computedHere: true }
 }
 
-export function createSingleFlight (deps: { store: Store, cache: Cache, log: Logger, pollMs?: number }): SingleFlight {
+export interface SingleFlightDeps {
+  store: Store
+  cache: Cache
+  log: Logger
+  /** How often a follower looks for the entry or the lock (ms). */
+  pollMs?: number
+  /** The lock's lease (ms); renewed every third of it. */
+  leaseMs?: number
+}
+
+export function createSingleFlight (deps: SingleFlightDeps): SingleFlight {
   const inFlight = new Map<string, Running>()
   const pollMs = deps.pollMs ?? 50
+  const leaseMs = deps.leaseMs ?? LOCK_LEASE_MS
+
+  /**
+   * Renews the lease every third of it until stopped, for at most `maxMs` (the computation's own limit: a
+   * computation stuck past it no longer holds others back). A lapsed lease is logged; the computation goes on.
+   */
+  function keepLease (lockKey: string, token: string, maxMs: number): () => void {
+    const until = Date.now() + maxMs
+    const timer = setInterval(() => {
+      if (Date.now() + leaseMs > until) {
+        clearInterval(timer)
+        return
+      }
+      deps.store.renewLock(lockKey, token, leaseMs).then((held) => {
+        if (!held) deps.log.warn({ lock: lockKey }, 'single-flight lease lapsed; another instance may compute too')
+      }, (err: unknown) => { deps.log.warn({ err }, 'single-flight lease renewal failed') })
+    }, Math.max(1, Math.floor(leaseMs / 3)))
+    timer.unref()
+    return () => { clearInterval(timer) }
+  }
 
   async function leadOrFollow<T extends Computation> (key: string, compute: (signal: AbortSignal) => Promise<T>, signal: AbortSignal, options: { lockTtl: number, since: number }): Promise<Flight<T>> {
     const lockKey = LOCK_PREFIX + key
@@ -56,7 +90,7 @@ export function createSingleFlight (deps: { store: Store, cache: Cache, log: Log
       throwIfAborted(signal)
       let token: string | null
       try {
-        token = await deps.store.acquireLock(lockKey, options.lockTtl)
+        token = await deps.store.acquireLock(lockKey, Math.min(leaseMs, options.lockTtl))
       } catch (err) {
         // The store is away: compute here without the cross-instance lock (the in-process map still
         // dedupes) rather than fail the request; locks work again once the store is back.
@@ -64,9 +98,11 @@ export function createSingleFlight (deps: { store: Store, cache: Cache, log: Log
         return here(await compute(signal))
       }
       if (token !== null) {
+        const stopLease = keepLease(lockKey, token, options.lockTtl)
         try {
           return here(await compute(signal))
         } finally {
+          stopLease()
           await deps.store.releaseLock(lockKey, token).catch((err: unknown) => deps.log.warn({ err }, 'lock release failed'))
         }
       }

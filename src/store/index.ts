@@ -28,6 +28,8 @@ export interface Store {
   acquireLock (key: string, ttlMs: number): Promise<string | null>
   /** Releases the lock only if the token still owns it. */
   releaseLock (key: string, token: string): Promise<void>
+  /** Extends the lock to ttlMs from now if the token still owns it; false when it lapsed or another holds it. */
+  renewLock (key: string, token: string, ttlMs: number): Promise<boolean>
   health (): Promise<boolean>
   close (): Promise<void>
 }

@@ -45,6 +45,13 @@ export function createMemoryStore (options: { maxEntries: number, maxCounters?: 
     async releaseLock (key, token) {
       if (locks.get(key)?.token === token) locks.delete(key)
     },
+    async renewLock (key, token, ttlMs) {
+      const held = locks.get(key)
+      const now = Date.now()
+      if (held === undefined || held.token !== token || held.expiresAt <= now) return false
+      held.expiresAt = now + ttlMs
+      return true
+    },
     async health () {
       return true
     },

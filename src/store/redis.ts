@@ -34,9 +34,16 @@ if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) 
 return 0
 `
 
+// Extends the lock's lease only if the caller's token still owns it.
+const RENEW_LOCK = `
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
+return 0
+`
+
 type RedisWithScripts = Redis & {
   hitWindow (key: string, limit: number, windowMs: number): Promise<[number, number, number]>
   releaseLock (key: string, token: string): Promise<number>
+  renewLock (key: string, token: string, ttlMs: number): Promise<number>
 }
 
 export function createRedisStore (options: { url: string, prefix?: string }, deps: { log: Logger }): Store {
@@ -51,6 +58,7 @@ export function createRedisStore (options: { url: string, prefix?: string }, dep
   }) as RedisWithScripts
   redis.defineCommand('hitWindow', { numberOfKeys: 1, lua: HIT_WINDOW })
   redis.defineCommand('releaseLock', { numberOfKeys: 1, lua: RELEASE_LOCK })
+  redis.defineCommand('renewLock', { numberOfKeys: 1, lua: RENEW_LOCK })
   let lastError = ''
   redis.on('error', (err: Error) => {
     // ioredis emits the same connection error on every retry: log each distinct one once.
@@ -95,6 +103,10 @@ export function createRedisStore (options: { url: string, prefix?: string }, dep
     async releaseLock (key, token) {
       ensureUp()
       await redis.releaseLock(key, token)
+    },
+    async renewLock (key, token, ttlMs) {
+      ensureUp()
+      return await redis.renewLock(key, token, Math.max(1, Math.round(ttlMs))) === 1
     },
     async health () {
       try {

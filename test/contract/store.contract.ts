@@ -74,6 +74,20 @@ export function storeContract (name: string, make: () => Promise<Store>): void {
       expect(await store.acquireLock(`${ns}lock`, 60)).toEqual(expect.any(String))
     })
 
+    it('renews a lock only for its owner, and not once it lapsed', async () => {
+      const token = await store.acquireLock(`${ns}lease`, 80)
+      expect(token).toEqual(expect.any(String))
+      expect(await store.renewLock(`${ns}lease`, 'not-the-owner', 5_000)).toBe(false)
+      await new Promise(r => setTimeout(r, 50))
+      expect(await store.renewLock(`${ns}lease`, token!, 200)).toBe(true)
+      // Past the first lease, still held thanks to the renewal.
+      await new Promise(r => setTimeout(r, 80))
+      expect(await store.acquireLock(`${ns}lease`, 80)).toBeNull()
+      await new Promise(r => setTimeout(r, 200))
+      expect(await store.renewLock(`${ns}lease`, token!, 200)).toBe(false)
+      expect(await store.acquireLock(`${ns}lease`, 80)).toEqual(expect.any(String))
+    })
+
     it('hands a contested lock to exactly one of many concurrent callers', async () => {
       const tokens = await Promise.all(Array.from({ length: 20 }, async () => await store.acquireLock(`${ns}contested`, 5_000)))
       expect(tokens.filter(t => t !== null)).toHaveLength(1)
