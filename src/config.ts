@@ -13,13 +13,25 @@ export const DEFAULT_MAX_HTML_BYTES = 10 * 1024 * 1024
 /** MAX_REDIRECTS when unset: the redirects a load may follow before EMAXREDIRECTS. */
 export const DEFAULT_MAX_REDIRECTS = 10
 
+export interface RedisNode {
+  host: string
+  port: number
+}
+
+/** One Redis node by URL, a master found through Sentinel, or a Cluster (docs/operations.md#redis). */
+export type RedisConnection =
+  | { kind: 'node', url: string }
+  | { kind: 'sentinel', sentinels: RedisNode[], name: string, username?: string, password?: string, sentinelPassword?: string, tls: boolean }
+  | { kind: 'cluster', nodes: RedisNode[], username?: string, password?: string, tls: boolean }
+
 export interface Config {
   host: string
   freePort: number
   proPort: number
   region: string
   logLevel: string
-  redisUrl: string | undefined
+  /** The store's Redis (REDIS_URL, REDIS_SENTINELS or REDIS_CLUSTER_NODES); undefined keeps the store in memory. */
+  redis: RedisConnection | undefined
   s3: {
     bucket: string
     endpoint: string | undefined
@@ -181,6 +193,38 @@ function hostPorts (env: Env, name: string): string[] {
   return entries.map(e => e.toLowerCase())
 }
 
+function redisNodes (env: Env, name: string): RedisNode[] {
+  return hostPorts(env, name).map((entry) => {
+    const at = entry.lastIndexOf(':')
+    return { host: entry.slice(0, at).replace(/^\[|\]$/g, ''), port: Number(entry.slice(at + 1)) }
+  })
+}
+
+/** REDIS_URL, REDIS_SENTINELS or REDIS_CLUSTER_NODES: at most one of them. */
+function redisConnection (env: Env): RedisConnection | undefined {
+  const url = str(env, 'REDIS_URL')
+  const sentinels = redisNodes(env, 'REDIS_SENTINELS')
+  const cluster = redisNodes(env, 'REDIS_CLUSTER_NODES')
+  const given = [url !== undefined, sentinels.length > 0, cluster.length > 0].filter(Boolean).length
+  if (given > 1) throw new ConfigError('REDIS_URL', 'set only one of REDIS_URL, REDIS_SENTINELS and REDIS_CLUSTER_NODES')
+  if (url !== undefined) {
+    if (!/^rediss?:\/\//.test(url)) throw new ConfigError('REDIS_URL', `must be a redis:// or rediss:// URL (got "${url}")`)
+    return { kind: 'node', url }
+  }
+  const auth = {
+    ...(str(env, 'REDIS_USERNAME') === undefined ? {} : { username: str(env, 'REDIS_USERNAME') as string }),
+    ...(str(env, 'REDIS_PASSWORD') === undefined ? {} : { password: str(env, 'REDIS_PASSWORD') as string }),
+    tls: bool(env, 'REDIS_TLS', false)
+  }
+  if (sentinels.length > 0) {
+    const name = str(env, 'REDIS_SENTINEL_NAME') ?? 'mymaster'
+    const sentinelPassword = str(env, 'REDIS_SENTINEL_PASSWORD')
+    return { kind: 'sentinel', sentinels, name, ...auth, ...(sentinelPassword === undefined ? {} : { sentinelPassword }) }
+  }
+  if (cluster.length > 0) return { kind: 'cluster', nodes: cluster, ...auth }
+  return undefined
+}
+
 const CIDR = /^([0-9.]+|[0-9a-fA-F:]+)(\/\d{1,3})?$/
 
 function trustProxy (env: Env, name: string): Config['trustProxy'] {
@@ -217,8 +261,7 @@ export function loadConfig (env: Env = {}): Readonly<Config> {
   const region = str(env, 'REGION') ?? 'local'
   if (!/^[A-Za-z0-9_-]{1,64}$/.test(region)) throw new ConfigError('REGION', `must be 1-64 letters, digits, - or _ (got "${region}")`)
 
-  const redisUrl = str(env, 'REDIS_URL')
-  if (redisUrl !== undefined && !/^rediss?:\/\//.test(redisUrl)) throw new ConfigError('REDIS_URL', `must be a redis:// or rediss:// URL (got "${redisUrl}")`)
+  const redis = redisConnection(env)
 
   const bucket = str(env, 'S3_BUCKET')
   const cdnUrl = httpUrl(env, 'CDN_URL')
@@ -252,7 +295,7 @@ export function loadConfig (env: Env = {}): Readonly<Config> {
     proPort,
     region,
     logLevel,
-    redisUrl,
+    redis: redis === undefined ? undefined : Object.freeze(redis),
     s3: s3 === undefined ? undefined : Object.freeze(s3),
     storageDir: str(env, 'STORAGE_DIR') ?? './storage',
     publicUrl,

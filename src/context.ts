@@ -59,7 +59,7 @@ export interface ContextOverrides {
 const FETCH_CHROME_VERSION = '131.0.0.0'
 
 export async function createContext (config: Readonly<Config>, log: Logger, overrides: ContextOverrides = {}): Promise<AppContext> {
-  const store = createStore({ redisUrl: config.redisUrl }, { log })
+  const store = createStore({ redis: config.redis }, { log })
   const storage = createStorage(config, { log })
   const cache = createCache(store)
   const flights = createSingleFlight({ store, cache, log })

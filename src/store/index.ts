@@ -1,6 +1,7 @@
 // The store: cache entries, quota counters and single-flight locks, behind one small interface.
-// Two backends pass the same contract suite: Redis (REDIS_URL) and in-memory (the embedded default).
+// Two backends pass the same contract suite: Redis (one node, Sentinel or Cluster) and in-memory (the embedded default).
 import type { Logger } from 'pino'
+import type { RedisConnection } from '../config.ts'
 import { createMemoryStore } from './memory.ts'
 import { createRedisStore } from './redis.ts'
 
@@ -35,12 +36,12 @@ export interface Store {
 }
 
 export interface StoreOptions {
-  redisUrl: string | undefined
+  redis: RedisConnection | undefined
   /** Largest number of cache entries kept in memory (docs/api.md §7: 1000). */
   memoryMaxEntries?: number
 }
 
 export function createStore (options: StoreOptions, deps: { log: Logger }): Store {
-  if (options.redisUrl !== undefined) return createRedisStore({ url: options.redisUrl }, deps)
+  if (options.redis !== undefined) return createRedisStore({ connection: options.redis }, deps)
   return createMemoryStore({ maxEntries: options.memoryMaxEntries ?? 1000 })
 }

@@ -1,8 +1,10 @@
-// Redis store through ioredis. Counters and locks are single atomic commands or Lua scripts,
-// so two service instances on one Redis share quotas and locks without read-then-write races.
+// Redis store through ioredis: one node, a master behind Redis Sentinel, or a Redis Cluster. Counters and locks
+// are single atomic commands or Lua scripts on one key each, so several service instances share quotas and locks
+// without read-then-write races, and every command runs on a Cluster as on one node.
 import { randomUUID } from 'node:crypto'
-import { Redis } from 'ioredis'
+import { Cluster, Redis } from 'ioredis'
 import type { Logger } from 'pino'
+import type { RedisConnection } from '../config.ts'
 import type { Store, WindowHit } from './index.ts'
 
 // KEYS[1] counter; ARGV[1] limit, ARGV[2] window ms. The window starts at the first hit (PEXPIRE on
@@ -40,22 +42,50 @@ if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[
 return 0
 `
 
-type RedisWithScripts = Redis & {
+type RedisWithScripts = (Redis | Cluster) & {
   hitWindow (key: string, limit: number, windowMs: number): Promise<[number, number, number]>
   releaseLock (key: string, token: string): Promise<number>
   renewLock (key: string, token: string, ttlMs: number): Promise<number>
 }
 
-export function createRedisStore (options: { url: string, prefix?: string }, deps: { log: Logger }): Store {
-  const prefix = options.prefix ?? 'pagecast:'
-  const redis = new Redis(options.url, {
-    keyPrefix: prefix,
-    // Fail commands fast while Redis is away instead of queueing them without bound; reconnect forever.
-    maxRetriesPerRequest: 1,
+/** ioredis options shared by every kind of connection: fail fast while Redis is away, reconnect forever. */
+const COMMON_OPTIONS = {
+  maxRetriesPerRequest: 1,
+  enableOfflineQueue: true,
+  retryStrategy: (times: number) => Math.min(times * 200, 2000),
+  lazyConnect: false
+} as const
+
+/** A client for one node, a Sentinel-watched master (following failovers), or a Cluster. */
+function connect (connection: RedisConnection, keyPrefix: string): Redis | Cluster {
+  if (connection.kind === 'node') return new Redis(connection.url, { keyPrefix, ...COMMON_OPTIONS })
+  const { username, password, tls } = connection
+  const auth = { ...(username === undefined ? {} : { username }), ...(password === undefined ? {} : { password }), ...(tls ? { tls: {} } : {}) }
+  if (connection.kind === 'sentinel') {
+    return new Redis({
+      sentinels: connection.sentinels,
+      name: connection.name,
+      ...(connection.sentinelPassword === undefined ? {} : { sentinelPassword: connection.sentinelPassword }),
+      ...(tls ? { enableTLSForSentinelMode: true } : {}),
+      // Subscribes to the sentinels' +switch-master, so a failover is followed at once rather than on the next error.
+      failoverDetector: true,
+      keyPrefix,
+      ...auth,
+      ...COMMON_OPTIONS
+    })
+  }
+  return new Cluster(connection.nodes, {
+    keyPrefix,
     enableOfflineQueue: true,
-    retryStrategy: times => Math.min(times * 200, 2000),
-    lazyConnect: false
-  }) as RedisWithScripts
+    clusterRetryStrategy: COMMON_OPTIONS.retryStrategy,
+    redisOptions: { ...auth, maxRetriesPerRequest: 1 }
+  })
+}
+
+export function createRedisStore (options: { connection: RedisConnection, prefix?: string }, deps: { log: Logger }): Store {
+  const prefix = options.prefix ?? 'pagecast:'
+  // Every script and command names one key, so each runs on the node that owns it in a Cluster.
+  const redis = connect(options.connection, prefix) as RedisWithScripts
   redis.defineCommand('hitWindow', { numberOfKeys: 1, lua: HIT_WINDOW })
   redis.defineCommand('releaseLock', { numberOfKeys: 1, lua: RELEASE_LOCK })
   redis.defineCommand('renewLock', { numberOfKeys: 1, lua: RENEW_LOCK })

@@ -16,7 +16,7 @@ const entry = (createdAt: number): CacheEntry => ({ meta: { createdAt, ttl: 60_0
 
 describe('hot cache over Redis', () => {
   it('answers repeated reads in process, for at most hotTtlMs, and shared reads always ask Redis', async () => {
-    const redis = createRedisStore({ url: inject('redisUrl'), prefix: `hot${Date.now()}:` }, { log: pino({ level: 'silent' }) })
+    const redis = createRedisStore({ connection: { kind: 'node', url: inject('redisUrl') }, prefix: `hot${Date.now()}:` }, { log: pino({ level: 'silent' }) })
     const store = counting(redis)
     const a = createCache(store, { hotTtlMs: 150 })
     const b = createCache(store, { hotTtlMs: 150 })

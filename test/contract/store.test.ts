@@ -5,4 +5,4 @@ import { createMemoryStore } from '../../src/store/memory.ts'
 import { createRedisStore } from '../../src/store/redis.ts'
 
 storeContract('memory', async () => createMemoryStore({ maxEntries: 1000 }))
-storeContract('redis', async () => createRedisStore({ url: inject('redisUrl') }, { log: pino({ level: 'silent' }) }))
+storeContract('redis', async () => createRedisStore({ connection: { kind: 'node', url: inject('redisUrl') } }, { log: pino({ level: 'silent' }) }))

@@ -14,7 +14,7 @@ const LEASE_MS = 600
 const stores: Store[] = []
 
 function instance (): { store: Store, flights: SingleFlight, cache: ReturnType<typeof createCache> } {
-  const store = createRedisStore({ url: inject('redisUrl'), prefix: 'pagecast-sf-test:' }, { log })
+  const store = createRedisStore({ connection: { kind: 'node', url: inject('redisUrl') }, prefix: 'pagecast-sf-test:' }, { log })
   stores.push(store)
   const cache = createCache(store, { hotTtlMs: 0 })
   return { store, cache, flights: createSingleFlight({ store, cache, log, pollMs: 20, leaseMs: LEASE_MS }) }

@@ -8,7 +8,7 @@ describe('loadConfig', () => {
   it('has the defaults of docs/api.md §12.1', () => {
     const c = loadConfig({})
     expect(c).toMatchObject({
-      host: '0.0.0.0', freePort: 3000, proPort: 3001, region: 'local', logLevel: 'info', redisUrl: undefined,
+      host: '0.0.0.0', freePort: 3000, proPort: 3001, region: 'local', logLevel: 'info', redis: undefined,
       s3: undefined, storageDir: './storage', publicUrl: 'http://localhost:3000', apiKeys: [], freeDailyLimit: 50,
       maxTimeout: 28_000, browserQueueLimit: 64, allowPrivateHosts: [], trustProxy: false, docsUrl: 'http://localhost:3000/docs'
     })
@@ -28,7 +28,7 @@ describe('loadConfig', () => {
       ALLOW_PRIVATE_HOSTS: '127.0.0.1:8080,[::1]:9000,LOCALHOST:4000', TRUST_PROXY: '10.0.0.0/8,192.168.1.1', DOCS_URL: 'https://docs.example.com'
     })
     expect(c).toMatchObject({
-      freePort: 8000, proPort: 8001, host: '127.0.0.1', region: 'eu-1', logLevel: 'warn', redisUrl: 'redis://r:6379',
+      freePort: 8000, proPort: 8001, host: '127.0.0.1', region: 'eu-1', logLevel: 'warn', redis: { kind: 'node', url: 'redis://r:6379' },
       s3: { bucket: 'b', endpoint: 'http://minio:9000', region: 'eu-west-1', accessKeyId: 'id', secretAccessKey: 's', forcePathStyle: true, cdnUrl: 'https://cdn.example.com' },
       storageDir: '/data', publicUrl: 'https://api.example.com', apiKeys: ['k1', 'k2'], freeDailyLimit: 0, maxTimeout: 10_000,
       chromiumPath: '/usr/bin/chromium', browserWsEndpoint: 'ws://b:3000', browserConcurrency: 3, browserQueueLimit: 10,
@@ -42,12 +42,27 @@ describe('loadConfig', () => {
     expect(loadConfig({ METRICS: 'false', METRICS_PORT: '9464' })).toMatchObject({ metrics: false, metricsPort: 9464 })
   })
 
+  it('reads a Sentinel set or a Cluster instead of one node', () => {
+    expect(loadConfig({ REDIS_SENTINELS: 's1:26379, [::1]:26380', REDIS_SENTINEL_NAME: 'main', REDIS_PASSWORD: 'pw', REDIS_SENTINEL_PASSWORD: 'spw' }).redis).toEqual({
+      kind: 'sentinel', sentinels: [{ host: 's1', port: 26379 }, { host: '::1', port: 26380 }], name: 'main', password: 'pw', sentinelPassword: 'spw', tls: false
+    })
+    expect(loadConfig({ REDIS_SENTINELS: 's1:26379' }).redis).toMatchObject({ kind: 'sentinel', name: 'mymaster' })
+    expect(loadConfig({ REDIS_CLUSTER_NODES: 'n1:7000,n2:7001', REDIS_USERNAME: 'u', REDIS_TLS: 'true' }).redis).toEqual({
+      kind: 'cluster', nodes: [{ host: 'n1', port: 7000 }, { host: 'n2', port: 7001 }], username: 'u', tls: true
+    })
+  })
+
   it.each([
     ['FREE_PORT', { FREE_PORT: 'abc' }],
     ['PRO_PORT', { PRO_PORT: '70000' }],
     ['PRO_PORT', { FREE_PORT: '4000', PRO_PORT: '4000' }],
     ['LOG_LEVEL', { LOG_LEVEL: 'loud' }],
     ['REDIS_URL', { REDIS_URL: 'localhost:6379' }],
+    ['REDIS_URL', { REDIS_URL: 'redis://r:6379', REDIS_CLUSTER_NODES: 'a:7000' }],
+    ['REDIS_URL', { REDIS_SENTINELS: 'a:26379', REDIS_CLUSTER_NODES: 'a:7000' }],
+    ['REDIS_SENTINELS', { REDIS_SENTINELS: 'a' }],
+    ['REDIS_CLUSTER_NODES', { REDIS_CLUSTER_NODES: 'a:7000,b:99999' }],
+    ['REDIS_TLS', { REDIS_CLUSTER_NODES: 'a:7000', REDIS_TLS: 'perhaps' }],
     ['CDN_URL', { S3_BUCKET: 'b' }],
     ['S3_FORCE_PATH_STYLE', { S3_BUCKET: 'b', CDN_URL: 'http://c', S3_FORCE_PATH_STYLE: 'maybe' }],
     ['FREE_DAILY_LIMIT', { FREE_DAILY_LIMIT: '-1' }],
