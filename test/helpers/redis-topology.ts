@@ -1,6 +1,6 @@
 // Real Redis topologies for the tests, started from the machine's redis-server (scripts/system-deps.sh installs it)
-// on free loopback ports, each in its own temporary directory: a Cluster of masters with the hash slots split
-// between them, and a master with a replica watched by a Sentinel that fails over quickly.
+// on free loopback ports, each in its own temporary directory: a plain node, a Cluster of masters with the hash
+// slots split between them, and a master with a replica watched by a Sentinel that fails over quickly.
 import { spawn, type ChildProcess } from 'node:child_process'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import os from 'node:os'
@@ -52,6 +52,25 @@ function startServer (dir: string, port: number, args: string[]): RedisProcess {
 async function started (node: RedisProcess): Promise<RedisProcess> {
   await waitFor(async () => await command(node.port, async r => await r.ping()) === 'PONG', `redis-server on ${node.port}`)
   return node
+}
+
+/** One plain redis-server of its own (tests whose keys must not meet the run's shared Redis). */
+export async function startRedisNode (): Promise<Topology & { node: RedisProcess, url: string }> {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'pagecast-redis-'))
+  try {
+    const node = await started(startServer(dir, await freePort(), []))
+    return {
+      node,
+      url: `redis://127.0.0.1:${node.port}`,
+      async close () {
+        node.kill()
+        rmSync(dir, { recursive: true, force: true })
+      }
+    }
+  } catch (err) {
+    rmSync(dir, { recursive: true, force: true })
+    throw err
+  }
 }
 
 /** `count` masters sharing the hash slots, each in cluster mode. */
