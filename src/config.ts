@@ -50,6 +50,8 @@ export interface Config {
   maxTimeout: number
   chromiumPath: string | undefined
   browserWsEndpoint: string | undefined
+  /** Where each browser context's egress proxy listens (EGRESS_HOST), and the host the browser is told to use. */
+  egress: { listenHost: string, advertisedHost: string }
   browserConcurrency: number
   browserQueueLimit: number
   /** Largest HTML body read by the plain fetch (a larger one is refused, EINVALURL) and parsed for metadata, bytes. */
@@ -174,6 +176,15 @@ function httpUrl (env: Env, name: string): string | undefined {
   return raw.replace(/\/+$/, '')
 }
 
+function wsUrl (env: Env, name: string): string | undefined {
+  const raw = str(env, name)
+  if (raw === undefined) return undefined
+  let url: URL
+  try { url = new URL(raw) } catch { throw new ConfigError(name, `must be a ws:// or wss:// URL (got "${raw}")`) }
+  if (url.protocol !== 'ws:' && url.protocol !== 'wss:') throw new ConfigError(name, `must be a ws:// or wss:// URL (got "${raw}")`)
+  return raw
+}
+
 function list (env: Env, name: string): string[] {
   const raw = env[name]
   if (raw === undefined) return []
@@ -262,6 +273,8 @@ export function loadConfig (env: Env = {}): Readonly<Config> {
   if (!/^[A-Za-z0-9_-]{1,64}$/.test(region)) throw new ConfigError('REGION', `must be 1-64 letters, digits, - or _ (got "${region}")`)
 
   const redis = redisConnection(env)
+  const egressHost = str(env, 'EGRESS_HOST') ?? '127.0.0.1'
+  if (!/^[A-Za-z0-9.:_-]+$/.test(egressHost)) throw new ConfigError('EGRESS_HOST', `must be an address or host name to listen on (got "${egressHost}")`)
 
   const bucket = str(env, 'S3_BUCKET')
   const cdnUrl = httpUrl(env, 'CDN_URL')
@@ -304,7 +317,8 @@ export function loadConfig (env: Env = {}): Readonly<Config> {
     quotaFailMode: quotaFailMode(env, 'QUOTA_FAIL_MODE'),
     maxTimeout: duration(env, 'MAX_TIMEOUT', 28_000),
     chromiumPath: str(env, 'CHROMIUM_PATH'),
-    browserWsEndpoint: str(env, 'BROWSER_WS_ENDPOINT'),
+    browserWsEndpoint: wsUrl(env, 'BROWSER_WS_ENDPOINT'),
+    egress: Object.freeze({ listenHost: egressHost, advertisedHost: str(env, 'EGRESS_ADVERTISE_HOST') ?? egressHost }),
     browserConcurrency: integer(env, 'BROWSER_CONCURRENCY', cpus, 1, 256),
     browserQueueLimit: integer(env, 'BROWSER_QUEUE_LIMIT', 64, 0, 100_000),
     maxHtmlBytes: integer(env, 'MAX_HTML_BYTES', DEFAULT_MAX_HTML_BYTES, 1024, 1024 * 1024 * 1024),

@@ -77,6 +77,7 @@ export async function createContext (config: Readonly<Config>, log: Logger, over
   const browser = createLazyBrowserPool(async () => await createBrowserPool({
     chromiumPath: config.chromiumPath,
     wsEndpoint: config.browserWsEndpoint,
+    egress: config.egress,
     concurrency: config.browserConcurrency,
     queueLimit: config.browserQueueLimit,
     maxJobsPerBrowser: config.browserMaxJobs,

@@ -11,6 +11,7 @@
 // One proxy serves one browser context at a time (the pool gives each slot its own), so its records belong to
 // the job running there.
 
+import { randomBytes, timingSafeEqual } from 'node:crypto'
 import http from 'node:http'
 import net from 'node:net'
 import type { AddressInfo, Socket } from 'node:net'
@@ -56,6 +57,11 @@ export interface EgressProxyOptions {
    * requests to one host resolves it once. Default 30 s; 0 turns it off. newJob() forgets them all.
    */
   verdictTtlMs?: number
+  /**
+   * Require Basic proxy credentials, made up here per proxy (`EgressProxy.credentials`): on when the proxy listens
+   * where others could reach it (a remote browser, a non-loopback EGRESS_HOST), so it is nobody's open proxy.
+   */
+  authenticate?: boolean
 }
 
 export interface EgressProxyStats {
@@ -68,6 +74,8 @@ export interface EgressProxyStats {
 export interface EgressProxy {
   /** `http://<host>:<port>`, for Chromium's proxy setting. */
   readonly server: string
+  /** The credentials the browser must send, when `authenticate` is on. */
+  readonly credentials: { username: string, password: string } | undefined
   readonly port: number
   /** Refusals recorded since the last newJob(). */
   refusals (): readonly EgressRefusal[]
@@ -294,19 +302,43 @@ export async function createEgressProxy (options: EgressProxyOptions): Promise<E
 
   const server = http.createServer({ keepAlive: true, requestTimeout: 0, headersTimeout: 60_000 })
   server.on('connection', (socket: Socket) => { track(socket) })
+  const credentials = options.authenticate === true
+    ? { username: `pagecast-${randomBytes(6).toString('hex')}`, password: randomBytes(24).toString('base64url') }
+    : undefined
+  const expected = credentials === undefined ? undefined : Buffer.from(`Basic ${Buffer.from(`${credentials.username}:${credentials.password}`).toString('base64')}`)
+  /** Whether the request carries this proxy's credentials (always, when it needs none); compared in constant time. */
+  function authorized (req: http.IncomingMessage): boolean {
+    if (expected === undefined) return true
+    const given = Buffer.from(String(req.headers['proxy-authorization'] ?? ''))
+    return given.length === expected.length && timingSafeEqual(given, expected)
+  }
+  const CHALLENGE = 'HTTP/1.1 407 Proxy Authentication Required\r\nProxy-Authenticate: Basic realm="pagecast-egress"\r\nContent-Length: 0\r\nConnection: close\r\n\r\n'
+
   server.on('request', (req, res) => {
+    if (!authorized(req)) {
+      res.writeHead(407, { 'proxy-authenticate': 'Basic realm="pagecast-egress"', 'content-length': 0, connection: 'close' }).end()
+      return
+    }
     onRequest(req, res).catch((err: unknown) => {
       log?.warn({ err }, 'egress proxy request failed')
       res.destroy()
     })
   })
   server.on('connect', (req: http.IncomingMessage, socket: Duplex, head: Buffer) => {
+    if (!authorized(req)) {
+      socket.end(CHALLENGE)
+      return
+    }
     onConnect(req, socket, head).catch((err: unknown) => {
       log?.warn({ err }, 'egress proxy tunnel failed')
       socket.destroy()
     })
   })
   server.on('upgrade', (req: http.IncomingMessage, socket: Duplex, head: Buffer) => {
+    if (!authorized(req)) {
+      socket.end(CHALLENGE)
+      return
+    }
     onUpgrade(req, socket, head).catch((err: unknown) => {
       log?.warn({ err }, 'egress proxy upgrade failed')
       socket.destroy()
@@ -324,6 +356,7 @@ export async function createEgressProxy (options: EgressProxyOptions): Promise<E
 
   return {
     server: `http://${advertisedHost}:${port}`,
+    credentials,
     port,
     refusals: () => records,
     newJob: () => {

@@ -96,7 +96,7 @@ export class Lease implements GuardedLease {
         ...contextOptionsFor(emulation),
         acceptDownloads: false,
         serviceWorkers: 'block',
-        proxy: { server: proxy.server, bypass: '<-loopback>' }
+        proxy: { server: proxy.server, bypass: '<-loopback>', ...proxy.credentials }
       })
     } catch (err) {
       await proxy.close()

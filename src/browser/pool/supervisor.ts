@@ -2,6 +2,7 @@
 // or disconnect (with a backoff while launches keep failing, until one succeeds), retires a browser after `maxJobsPerBrowser` jobs
 // once its running jobs are done, and closes a browser by killing whatever of its process tree is left. It knows
 // nothing of leases or the queue: what they must do when a browser comes or goes is passed in as hooks.
+import { createRequire } from 'node:module'
 import { chromium } from 'playwright-core'
 import type { Browser } from 'playwright-core'
 import { chromiumArgs, findPidByMarker, killProcessGroup, processGroupMembers, processStartTime } from '../chromium.ts'
@@ -36,6 +37,8 @@ export interface SupervisorOptions {
   env: Readonly<Record<string, string>>
   /** The browser-level proxy (catches anything not created in one of the pool's contexts). */
   proxyServer: string
+  /** The browser-level proxy's credentials, when it asks for some. */
+  proxyCredentials?: { username: string, password: string }
   /** Marks this pool's browsers on their command line, so their pids can be found. */
   poolId: string
   launchTimeoutMs: number
@@ -55,6 +58,23 @@ export interface SupervisorHooks {
   launchFailed (err: unknown): void
   /** A launch attempt ended: queued jobs may start. */
   launchSettled (): void
+}
+
+/** The playwright-core this service runs; a browser server must run the same major.minor. */
+export const PLAYWRIGHT_VERSION = (createRequire(import.meta.url)('playwright-core/package.json') as { version: string }).version
+
+/**
+ * A connection to BROWSER_WS_ENDPOINT that failed, said plainly: a browser server of another Playwright version
+ * refuses the connection (major.minor must match), which Playwright reports in a box of ASCII art.
+ */
+export function remoteError (err: unknown): Error {
+  const message = err instanceof Error ? err.message : String(err)
+  const server = /server version: v(\d+\.\d+)/.exec(message)?.[1]
+  if (/version mismatch/i.test(message)) {
+    return new Error(`BROWSER_WS_ENDPOINT runs Playwright ${server === undefined ? 'of another version' : `v${server}`}, and this service runs playwright-core v${PLAYWRIGHT_VERSION}: ` +
+      'start the browser server with the same major.minor version (scripts/browser-server.ts does)', { cause: err })
+  }
+  return new Error(`BROWSER_WS_ENDPOINT could not be reached: ${message.split('\n')[0] ?? ''}`, { cause: err })
 }
 
 export class Supervisor {
@@ -210,12 +230,12 @@ export class Supervisor {
     const marker = `--pagecast-browser=${this.#options.poolId}-${id}`
     let browser: Browser
     if (wsEndpoint !== undefined) {
-      browser = await chromium.connect(wsEndpoint, { timeout: launchTimeoutMs })
+      browser = await chromium.connect(wsEndpoint, { timeout: launchTimeoutMs }).catch((err: unknown) => { throw remoteError(err) })
     } else {
       browser = await chromium.launch({
         executablePath: this.#options.executablePath,
         args: chromiumArgs({ proxyHost: '127.0.0.1', extra: [...this.#options.extraArgs, marker] }),
-        proxy: { server: this.#options.proxyServer, bypass: '<-loopback>' },
+        proxy: { server: this.#options.proxyServer, bypass: '<-loopback>', ...this.#options.proxyCredentials },
         env: { ...this.#options.env },
         timeout: launchTimeoutMs,
         handleSIGINT: false,
