@@ -156,6 +156,16 @@ describe('routing', () => {
     expect(cameThrough(socksProxy, portsOf(`/px/page?id=${id}-3`))).toBe(true)
   }, 60_000)
 
+  it('an embedded page asset is fetched through the proxy too', async () => {
+    const id = 'embed'
+    const res = await app.pro.inject({ url: `/?${qs({ url: `${fx.origin}/px/page?id=${id}`, prerender: false, embed: 'image.url', proxy: withAuth(socksProxy.url, AUTH) })}`, headers: { 'x-api-key': KEY } })
+    expect(res.statusCode, res.body.slice(0, 300)).toBe(200)
+    expect(res.headers['content-type']).toBe('image/png')
+    // The probe during the computation, then the embed fetch while answering: both out of the proxy.
+    expect(portsOf(`/px/cover.png?id=${id}`).length).toBeGreaterThanOrEqual(2)
+    expect(cameThrough(socksProxy, portsOf(`/px/cover.png?id=${id}`))).toBe(true)
+  })
+
   it('meta=false with nothing to load is `skipped`: the proxy carried nothing', async () => {
     const connections = httpProxy.connections()
     const answer = await pro({ url: `${fx.origin}/px/page?id=skipped`, meta: false, proxy: withAuth(httpProxy.url, AUTH) })
