@@ -15,7 +15,7 @@
 // the job a tunnel through the user's proxy to the CHECKED address (net/proxy-tunnel.ts, which also checks the
 // proxy's own host), plain-http requests included. The next newJob() goes direct again unless it names a proxy too;
 // a change of route drops every open connection, so no kept-alive socket or tunnel carries one job's traffic the
-// way another job chose.
+// way another job chose; a job through a proxy starts with none open either (it never inherits a tunnel).
 
 import http from 'node:http'
 import net from 'node:net'
@@ -326,11 +326,12 @@ export async function createEgressProxy (options: EgressProxyOptions): Promise<E
       records = []
       verdicts.clear()
       jobProxied = 0
-      if (proxy === route?.href) return
-      // A new route: nothing opened the old way may carry this job's requests (Chromium reconnects at once).
-      const had = route !== undefined || proxy !== undefined
+      // A job through a proxy, or the first direct one after it, starts with no open connection: nothing opened for
+      // another job may carry its requests, and every connection it uses is counted as its own (Chromium reconnects
+      // at once). Direct jobs after direct jobs keep their kept-alive connections.
+      const fresh = route !== undefined || proxy !== undefined
       route = proxy === undefined ? undefined : { href: proxy, proxy: parseUpstreamProxy(proxy) }
-      if (had) {
+      if (fresh) {
         for (const socket of sockets) socket.destroy()
         agent.destroy()
         agent = createAgent()

@@ -154,6 +154,10 @@ describe('routing', () => {
     const again = await pro({ url: `${fx.origin}/px/page?id=${id}-3`, prerender: true, waitUntil: 'load', 'meta.title': true, proxy: withAuth(socksProxy.url, AUTH) })
     expect(again.headers['x-fetch-mode']).toBe('prerender-proxy')
     expect(cameThrough(socksProxy, portsOf(`/px/page?id=${id}-3`))).toBe(true)
+    // The same proxy again on the next job: it is that job's too (x-fetch-mode says so), not an inherited tunnel.
+    const same = await pro({ url: `${fx.origin}/px/page?id=${id}-4`, prerender: true, waitUntil: 'load', 'meta.title': true, proxy: withAuth(socksProxy.url, AUTH) })
+    expect(same.headers['x-fetch-mode']).toBe('prerender-proxy')
+    expect(cameThrough(socksProxy, portsOf(`/px/page?id=${id}-4`))).toBe(true)
   }, 60_000)
 
   it('an embedded page asset is fetched through the proxy too', async () => {
