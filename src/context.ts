@@ -53,6 +53,8 @@ export interface ContextOverrides {
   browser?: Partial<BrowserPoolOptions>
   /** Replaces the bundled oEmbed provider registry (tests add providers on loopback). */
   oembedProviders?: readonly OembedProvider[]
+  /** A CA trusted for https `proxy` servers besides the system's (tests run one with a self-signed certificate). */
+  proxyCa?: string
 }
 
 /** The plain fetch presents itself as the desktop browser the default device emulates. */
@@ -64,7 +66,7 @@ export async function createContext (config: Readonly<Config>, log: Logger, over
   const cache = createCache(store)
   const flights = createSingleFlight({ store, cache, log })
   const guard = createAddressGuard({ allowPrivateHosts: [...config.allowPrivateHosts], ...(overrides.resolve === undefined ? {} : { resolve: overrides.resolve }) })
-  const http = createHttpClient({ guard, userAgent: desktopUserAgent(FETCH_CHROME_VERSION), maxRedirects: config.maxRedirects, log })
+  const http = createHttpClient({ guard, userAgent: desktopUserAgent(FETCH_CHROME_VERSION), maxRedirects: config.maxRedirects, log, ...(overrides.proxyCa === undefined ? {} : { proxyCa: overrides.proxyCa }) })
   // MAX_PROBE_BYTES: the media probe's ordinary ranged GET reads this much (the SVG whole-file check keeps its own size).
   const probe: Probe = async (url, options) => await http.probe(url, {
     ...options,
@@ -82,6 +84,7 @@ export async function createContext (config: Readonly<Config>, log: Logger, over
     queueLimit: config.browserQueueLimit,
     maxJobsPerBrowser: config.browserMaxJobs,
     env: config.childEnv,
+    proxyCa: overrides.proxyCa,
     ...overrides.browser
   }, { guard, log }))
   return {

@@ -65,7 +65,7 @@ export const ERROR_CATALOG = {
   EINVALPROXY: {
     status: 400,
     message: 'The `proxy` parameter is invalid.',
-    when: '`proxy` is unparseable or uses an unsupported scheme.'
+    when: '`proxy` is unparseable or uses an unsupported scheme, or the proxy cannot be reached, fails its handshake or refuses the credentials.'
   },
   EINVALTTL: {
     status: 400,

@@ -10,6 +10,12 @@
 //
 // One proxy serves one browser context at a time (the pool gives each slot its own), so its records belong to
 // the job running there.
+//
+// A job's `proxy` (docs/api.md §3.6) is chained behind this layer: newJob(proxy) makes every upstream connection of
+// the job a tunnel through the user's proxy to the CHECKED address (net/proxy-tunnel.ts, which also checks the
+// proxy's own host), plain-http requests included. The next newJob() goes direct again unless it names a proxy too;
+// a change of route drops every open connection, so no kept-alive socket or tunnel carries one job's traffic the
+// way another job chose; a job through a proxy starts with none open either (it never inherits a tunnel).
 
 import { randomBytes, timingSafeEqual } from 'node:crypto'
 import http from 'node:http'
@@ -18,75 +24,13 @@ import type { AddressInfo, Socket } from 'node:net'
 import type { Duplex } from 'node:stream'
 import { isAppError } from '../errors.ts'
 import type { AddressGuard, ResolvedAddress } from '../net/guard.ts'
+import { openTunnel, parseUpstreamProxy, type UpstreamProxy } from '../net/proxy-tunnel.ts'
 import { EGRESS_MARKER_HEADER, describe, filteredHeaders, parseAuthority } from './egress-wire.ts'
+import type { EgressProxy, EgressProxyOptions, EgressRefusal, EgressRefusalKind } from './egress-types.ts'
 
 export { EGRESS_MARKER_HEADER, egressKey } from './egress-wire.ts'
+export type { EgressProxy, EgressProxyLog, EgressProxyOptions, EgressProxyStats, EgressRefusal, EgressRefusalKind } from './egress-types.ts'
 
-
-export type EgressRefusalKind = 'blocked' | 'unreachable'
-
-export interface EgressRefusal {
-  kind: EgressRefusalKind
-  /** How the request came: a plain-http request, a CONNECT tunnel, or a non-web scheme stopped in the browser. */
-  channel: 'http' | 'tunnel' | 'scheme'
-  /** The full URL for plain http; `https://host:port` for a tunnel (the path is hidden by TLS). */
-  url: string
-  /** WHATWG host form: lower case, IPv6 in brackets. */
-  host: string
-  port: number
-  /** Internal detail (the resolved address, the policy reason): for logs, never for clients. */
-  reason: string
-}
-
-export interface EgressProxyLog {
-  debug (obj: object, msg: string): void
-  warn (obj: object, msg: string): void
-}
-
-export interface EgressProxyOptions {
-  guard: AddressGuard
-  log?: EgressProxyLog
-  /** Interface to listen on; default 127.0.0.1. */
-  listenHost?: string
-  /** Host the browser is told to use; default the listen host. */
-  advertisedHost?: string
-  /** Upstream connect backstop; the job's deadline is the real limit. Default 15 s. */
-  connectTimeoutMs?: number
-  /**
-   * How long a host:port verdict (the checked address, or the refusal) is reused, so a page with a hundred
-   * requests to one host resolves it once. Default 30 s; 0 turns it off. newJob() forgets them all.
-   */
-  verdictTtlMs?: number
-  /**
-   * Require Basic proxy credentials, made up here per proxy (`EgressProxy.credentials`): on when the proxy listens
-   * where others could reach it (a remote browser, a non-loopback EGRESS_HOST), so it is nobody's open proxy.
-   */
-  authenticate?: boolean
-}
-
-export interface EgressProxyStats {
-  /** Upstream connections opened (to checked addresses). */
-  upstreamConnections: number
-  /** Requests and tunnels refused since the proxy started. */
-  refusals: number
-}
-
-export interface EgressProxy {
-  /** `http://<host>:<port>`, for Chromium's proxy setting. */
-  readonly server: string
-  /** The credentials the browser must send, when `authenticate` is on. */
-  readonly credentials: { username: string, password: string } | undefined
-  readonly port: number
-  /** Refusals recorded since the last newJob(). */
-  refusals (): readonly EgressRefusal[]
-  /** Starts over for the next job: forgets the refusals and every cached verdict (nothing carries over). */
-  newJob (): void
-  /** Called synchronously on each refusal (before the browser sees it). */
-  onRefusal (listener: (refusal: EgressRefusal) => void): () => void
-  stats (): EgressProxyStats
-  /** Stops listening and destroys every open connection, client and upstream. */
-  close (): Promise<void>
-}
 
 type Verdict = { ok: true, target: ResolvedAddress } | { ok: false, kind: EgressRefusalKind, reason: string }
 
@@ -103,25 +47,59 @@ export async function createEgressProxy (options: EgressProxyOptions): Promise<E
   let upstreamConnections = 0
   let refusalCount = 0
   let closed = false
+  /** The job's proxy (undefined: direct), with the href it came from. */
+  let route: { href: string, proxy: UpstreamProxy } | undefined
+  let jobProxied = 0
 
   // Upstream sockets are keyed by the checked IP and port (the Agent's name), so a kept-alive socket is only reused
   // for the very address it was opened to.
-  const agent = new http.Agent({ keepAlive: true, maxSockets: 64, maxFreeSockets: 16, timeout: 30_000 })
-  const agentCreateConnection = agent.createConnection.bind(agent)
-  agent.createConnection = ((...args: Parameters<typeof agentCreateConnection>) => {
-    upstreamConnections += 1
-    const socket = agentCreateConnection(...args)
-    if (socket !== undefined && socket !== null) track(socket as Duplex)
-    return socket
-  }) as typeof agent.createConnection
+  function createAgent (): http.Agent {
+    const created = new http.Agent({ keepAlive: true, maxSockets: 64, maxFreeSockets: 16, timeout: 30_000 })
+    const agentCreateConnection = created.createConnection.bind(created)
+    created.createConnection = ((...args: Parameters<typeof agentCreateConnection>) => {
+      upstreamConnections += 1
+      const socket = agentCreateConnection(...args)
+      if (socket !== undefined && socket !== null) track(socket as Duplex)
+      return socket
+    }) as typeof created.createConnection
+    return created
+  }
+  let agent = createAgent()
 
   function track (socket: Duplex): void {
     sockets.add(socket)
     socket.once('close', () => { sockets.delete(socket) })
   }
 
-  function refuse (kind: EgressRefusalKind, channel: 'http' | 'tunnel', url: string, host: string, port: number, reason: string): EgressRefusal {
-    const refusal: EgressRefusal = { kind, channel, url, host, port, reason }
+  /**
+   * A connected socket to a checked address: directly, or through the job's proxy. A failure that is the guard's
+   * (the proxy host blocked at connection time) says so, so the refusal is recorded as a block.
+   */
+  async function dial (target: ResolvedAddress, port: number): Promise<Duplex> {
+    upstreamConnections += 1
+    if (route !== undefined) {
+      const socket = await openTunnel(guard, route.proxy, { address: target.address, port }, { timeoutMs: connectTimeoutMs, ca: options.proxyCa })
+      jobProxied += 1
+      track(socket)
+      return socket
+    }
+    const socket = net.connect({ host: target.address, port, family: target.family })
+    track(socket)
+    await new Promise<void>((resolve, reject) => {
+      socket.setTimeout(connectTimeoutMs, () => { socket.destroy(new Error('connect timeout')) })
+      socket.once('connect', () => { socket.setTimeout(0); socket.off('error', reject); resolve() })
+      socket.once('error', reject)
+    })
+    return socket
+  }
+
+  function dialFailure (err: unknown): EgressRefusalKind {
+    return isAppError(err) && err.code === 'EFORBIDDENURL' ? 'blocked' : 'unreachable'
+  }
+
+  function refuse (kind: EgressRefusalKind, channel: 'http' | 'tunnel', url: string, host: string, port: number, reason: string, err?: unknown): EgressRefusal {
+    const proxyError = isAppError(err) && 'proxy' in err.data ? { proxyError: err } : {}
+    const refusal: EgressRefusal = { kind, channel, url, host, port, reason, ...proxyError }
     records.push(refusal)
     refusalCount += 1
     log?.debug({ kind, url, reason }, 'browser egress refused')
@@ -190,15 +168,28 @@ export async function createEgressProxy (options: EgressProxyOptions): Promise<E
     }
     if (req.destroyed || closed) return
     const headers = filteredHeaders(req.rawHeaders)
+    const target = verdict.target
+    let dialError: unknown
     const upstream = http.request({
-      host: verdict.target.address,
-      family: verdict.target.family,
+      host: target.address,
+      family: target.family,
       port,
       method: req.method,
       path: `${url.pathname}${url.search}`,
       headers,
       setHost: false,
-      agent,
+      // Through a proxy: one tunnel per request (never pooled with direct sockets); directly: the keep-alive agent.
+      ...(route === undefined
+        ? { agent }
+        : {
+            createConnection: (_options: unknown, done: (err: Error | null, socket: Duplex) => void) => {
+              dial(target, port).then((socket) => { done(null, socket) }, (err: unknown) => {
+                dialError = err
+                done(err instanceof Error ? err : new Error(String(err)), undefined as unknown as Duplex)
+              })
+              return undefined
+            }
+          }),
       // An idle backstop (long polls included); the job's deadline is what really ends a request.
       timeout: 60_000
     })
@@ -210,8 +201,9 @@ export async function createEgressProxy (options: EgressProxyOptions): Promise<E
     })
     upstream.on('error', (err) => {
       if (res.headersSent) { res.destroy(); return }
-      refuse('unreachable', 'http', url.href, url.hostname, port, err.message)
-      answer(res, 502, 'unreachable')
+      const kind = dialError === undefined ? 'unreachable' : dialFailure(dialError)
+      refuse(kind, 'http', url.href, url.hostname, port, dialError === undefined ? err.message : describe(dialError), dialError)
+      answer(res, kind === 'blocked' ? 403 : 502, kind)
     })
     res.on('close', () => { if (!res.writableFinished) upstream.destroy() })
     req.pipe(upstream)
@@ -235,29 +227,29 @@ export async function createEgressProxy (options: EgressProxyOptions): Promise<E
       client.end(`HTTP/1.1 ${status}\r\n${EGRESS_MARKER_HEADER}: ${verdict.kind}\r\nconnection: close\r\ncontent-length: 0\r\n\r\n`)
       return
     }
-    upstreamConnections += 1
-    const upstream: Socket = net.connect({ host: verdict.target.address, port, family: verdict.target.family })
-    track(upstream)
-    upstream.setTimeout(connectTimeoutMs, () => { upstream.destroy(new Error('connect timeout')) })
-    let connected = false
-    upstream.once('connect', () => {
-      connected = true
-      upstream.setTimeout(0)
-      client.write('HTTP/1.1 200 Connection Established\r\n\r\n')
-      if (head.length > 0) upstream.write(head)
-      upstream.pipe(client)
-      client.pipe(upstream)
-    })
-    upstream.on('error', (err) => {
-      if (!connected && !client.destroyed) {
-        refuse('unreachable', 'tunnel', shown, host, port, err.message)
-        client.end(`HTTP/1.1 502 Bad Gateway\r\n${EGRESS_MARKER_HEADER}: unreachable\r\nconnection: close\r\ncontent-length: 0\r\n\r\n`)
-        return
-      }
-      client.destroy()
-    })
+    let upstream: Duplex
+    try {
+      upstream = await dial(verdict.target, port)
+    } catch (err) {
+      if (client.destroyed) return
+      const kind = dialFailure(err)
+      refuse(kind, 'tunnel', shown, host, port, describe(err), err)
+      client.end(`HTTP/1.1 ${kind === 'blocked' ? '403 Forbidden' : '502 Bad Gateway'}\r\n${EGRESS_MARKER_HEADER}: ${kind}\r\nconnection: close\r\ncontent-length: 0\r\n\r\n`)
+      return
+    }
+    relay(client, upstream, 'HTTP/1.1 200 Connection Established\r\n\r\n', head)
+  }
+
+  /** Joins a client and its upstream byte for byte, after `preface` to the client and `head` to the upstream. */
+  function relay (client: Duplex, upstream: Duplex, preface: string, head: Buffer): void {
+    upstream.on('error', () => { client.destroy() })
     upstream.on('close', () => { client.destroy() })
     client.on('close', () => { upstream.destroy() })
+    if (client.destroyed || closed) { upstream.destroy(); return }
+    if (preface !== '') client.write(preface)
+    if (head.length > 0) upstream.write(head)
+    upstream.pipe(client)
+    client.pipe(upstream)
   }
 
   // Absolute-form upgrade requests (a plain ws:// sent without CONNECT): checked, then relayed byte for byte.
@@ -279,25 +271,22 @@ export async function createEgressProxy (options: EgressProxyOptions): Promise<E
       client.end(`HTTP/1.1 ${verdict.kind === 'blocked' ? '403 Forbidden' : '502 Bad Gateway'}\r\n${EGRESS_MARKER_HEADER}: ${verdict.kind}\r\nconnection: close\r\ncontent-length: 0\r\n\r\n`)
       return
     }
-    upstreamConnections += 1
-    const upstream = net.connect({ host: verdict.target.address, port, family: verdict.target.family })
-    track(upstream)
-    upstream.once('connect', () => {
-      // Upgrade keeps its Connection/Upgrade headers; only the proxy's own go.
-      const lines = [`${req.method ?? 'GET'} ${url.pathname}${url.search} HTTP/1.1`]
-      for (let i = 0; i + 1 < req.rawHeaders.length; i += 2) {
-        const name = req.rawHeaders[i] ?? ''
-        if (/^proxy-/i.test(name)) continue
-        lines.push(`${name}: ${req.rawHeaders[i + 1] ?? ''}`)
-      }
-      upstream.write(`${lines.join('\r\n')}\r\n\r\n`)
-      if (head.length > 0) upstream.write(head)
-      upstream.pipe(client)
-      client.pipe(upstream)
-    })
-    upstream.on('error', () => { client.destroy() })
-    upstream.on('close', () => { client.destroy() })
-    client.on('close', () => { upstream.destroy() })
+    let upstream: Duplex
+    try {
+      upstream = await dial(verdict.target, port)
+    } catch {
+      client.destroy()
+      return
+    }
+    // Upgrade keeps its Connection/Upgrade headers; only the proxy's own go.
+    const lines = [`${req.method ?? 'GET'} ${url.pathname}${url.search} HTTP/1.1`]
+    for (let i = 0; i + 1 < req.rawHeaders.length; i += 2) {
+      const name = req.rawHeaders[i] ?? ''
+      if (/^proxy-/i.test(name)) continue
+      lines.push(`${name}: ${req.rawHeaders[i + 1] ?? ''}`)
+    }
+    upstream.write(`${lines.join('\r\n')}\r\n\r\n`)
+    relay(client, upstream, '', head)
   }
 
   const server = http.createServer({ keepAlive: true, requestTimeout: 0, headersTimeout: 60_000 })
@@ -359,15 +348,26 @@ export async function createEgressProxy (options: EgressProxyOptions): Promise<E
     credentials,
     port,
     refusals: () => records,
-    newJob: () => {
+    newJob: (proxy) => {
       records = []
       verdicts.clear()
+      jobProxied = 0
+      // A job through a proxy, or the first direct one after it, starts with no open connection: nothing opened for
+      // another job may carry its requests, and every connection it uses is counted as its own (Chromium reconnects
+      // at once). Direct jobs after direct jobs keep their kept-alive connections.
+      const fresh = route !== undefined || proxy !== undefined
+      route = proxy === undefined ? undefined : { href: proxy, proxy: parseUpstreamProxy(proxy) }
+      if (fresh) {
+        for (const socket of sockets) socket.destroy()
+        agent.destroy()
+        agent = createAgent()
+      }
     },
     onRefusal (listener) {
       listeners.add(listener)
       return () => { listeners.delete(listener) }
     },
-    stats: () => ({ upstreamConnections, refusals: refusalCount }),
+    stats: () => ({ upstreamConnections, refusals: refusalCount, jobProxied }),
     async close () {
       if (closed) return
       closed = true

@@ -150,6 +150,13 @@ export function toBrowserError (err: unknown, phase: BrowserPhase, target?: Navi
  * address that could not be reached is EINVALURL. The detail (resolved address, policy reason) stays in the cause.
  */
 export function refusalError (refusal: EgressRefusal): AppError {
+  // The job's proxy failed (down, refused the credentials, or its host was blocked when dialled): its own error.
+  if (refusal.proxyError !== undefined) {
+    return new BrowserError(refusal.proxyError.code, 'navigation', false, {
+      data: refusal.proxyError.data,
+      cause: new Error(`browser navigation failed through the proxy: ${refusal.reason}`)
+    })
+  }
   if (refusal.channel === 'scheme') {
     return new BrowserError('EFORBIDDENURL', 'navigation', false, {
       data: { url: `The URL \`${refusal.url}\` is not allowed: only http and https URLs can be loaded.` },

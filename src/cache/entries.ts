@@ -4,7 +4,9 @@ import type { Store } from '../store/index.ts'
 import type { StoredFile } from '../storage/index.ts'
 
 export type CacheStatus = 'MISS' | 'HIT' | 'BYPASS' | 'STALE'
-export type FetchMode = 'fetch' | 'prerender' | 'skipped'
+/** How the page was loaded (`x-fetch-mode`); `-proxy` when the request's proxy carried a request for it. */
+export type FetchMode = LoadedBy | `${LoadedBy}-proxy`
+export type LoadedBy = 'fetch' | 'prerender' | 'skipped'
 
 export interface EntryMeta {
   /** Epoch ms when the payload was computed (x-timestamp). */

@@ -1,23 +1,18 @@
 // The guarded outbound HTTP client (docs/api.md §10): every hop is checked, redirects are followed by hand, bodies are
 // read within a byte bound (decoded bytes included), and the caller's signal is the deadline.
 //
-// No DNS rebinding: the undici Agent gets a custom connector. For every NEW socket it calls
-// guard.resolveChecked(hostname, port), which resolves the name once, checks every answer, and returns one of
-// those checked addresses; the socket is then opened to that IP literal, so no second lookup happens anywhere.
-// TLS keeps the original host name for SNI and certificate checks, and the Host header comes from the request
-// URL, so neither changes. A kept-alive socket is only ever reused for the same origin, and it still points at
-// the address that was checked when it was opened.
+// The connections themselves (pinned to the checked address, directly or through the request's `proxy`) are
+// connectors.ts's; the proxy comes from the options or else from the request's egress scope (egress-scope.ts).
 
-import { Agent, buildConnector } from 'undici'
 import type { Dispatcher } from 'undici'
-import { isIP } from 'node:net'
 import { pipeline } from 'node:stream'
 import type { Readable, Transform } from 'node:stream'
 import zlib from 'node:zlib'
 import { AppError, isAppError } from '../errors.ts'
 import { DEFAULT_MAX_REDIRECTS } from '../config.ts'
-import { defaultPort } from '../util/url.ts'
 import type { AddressGuard } from './guard.ts'
+import { createDispatchers } from './connectors.ts'
+import { currentEgress } from './egress-scope.ts'
 import type { FetchPageOptions, FetchPageResult, HttpClient, ProbeOptions, ProbeResult, Redirect } from './types.ts'
 
 export interface HttpClientLog {
@@ -31,13 +26,11 @@ export interface HttpClientOptions {
   /** Redirects followed before EMAXREDIRECTS (MAX_REDIRECTS); DEFAULT_MAX_REDIRECTS when absent. */
   maxRedirects?: number
   log?: HttpClientLog
+  /** Extra CA trusted for https proxies (tests with a self-signed proxy). */
+  proxyCa?: string | Buffer
 }
 
 const REDIRECT_STATUSES: ReadonlySet<number> = new Set([301, 302, 303, 307, 308])
-/** Backstops only: the caller's signal is the real deadline. */
-const CONNECT_TIMEOUT_MS = 10_000
-const HEADERS_TIMEOUT_MS = 30_000
-const BODY_TIMEOUT_MS = 30_000
 const DEFAULT_PROBE_BYTES = 64 * 1024
 const DEFAULT_ACCEPT = 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8'
 /** Content codings fetchPage asks for and decodes; more than this many layers is not decoded. */
@@ -202,32 +195,7 @@ interface Hop {
 export function createHttpClient (options: HttpClientOptions): HttpClient {
   const { guard, userAgent, log } = options
   const maxRedirects = Math.max(0, Math.floor(options.maxRedirects ?? DEFAULT_MAX_REDIRECTS))
-  const baseConnect = buildConnector({ timeout: CONNECT_TIMEOUT_MS, allowH2: false })
-
-  // See the header comment: one resolution per socket, and the socket goes to the address that was checked.
-  const pinnedConnect: buildConnector.connector = (connectOptions, callback) => {
-    const port = connectOptions.port
-      ? Number(connectOptions.port)
-      : (defaultPort(connectOptions.protocol) ?? 80)
-    const host = connectOptions.hostname
-    guard.resolveChecked(host, port).then(
-      (target) => {
-        // SNI and certificate verification use the original name (none for an IP-literal host). On plain http
-        // no servername is passed, so undici connects straight to the IP with no lookup of its own.
-        const { servername: _ignored, ...rest } = connectOptions
-        const tlsName = connectOptions.protocol === 'https:' && isIP(host) === 0 ? { servername: host } : {}
-        baseConnect({ ...rest, ...tlsName, hostname: target.address }, callback)
-      },
-      (err: unknown) => { callback(err instanceof Error ? err : new Error(String(err)), null) }
-    )
-  }
-
-  const agent = new Agent({
-    connect: pinnedConnect,
-    headersTimeout: HEADERS_TIMEOUT_MS,
-    bodyTimeout: BODY_TIMEOUT_MS,
-    allowH2: false
-  })
+  const dispatchers = createDispatchers({ guard, proxyCa: options.proxyCa })
 
   function parseTarget (url: string): URL {
     try {
@@ -259,15 +227,20 @@ export function createHttpClient (options: HttpClientOptions): HttpClient {
     start: URL,
     signal: AbortSignal,
     headersFor: (hop: URL) => Record<string, string>,
-    onHop: (url: URL) => void
+    onHop: (url: URL) => void,
+    proxy: string | undefined
   ): Promise<Hop> {
+    // An explicit proxy, else the request's (egress-scope.ts); every hop goes the same way.
+    const scope = currentEgress()
+    const via = proxy ?? scope?.proxy
+    const dispatcher = dispatchers.for(via)
     const redirects: Redirect[] = []
     let current = start
     for (;;) {
       onHop(current)
       if (signal.aborted) throw abortError(signal)
       guard.assertUrlAllowed(current)
-      const request = agent.request({
+      const request = dispatcher.request({
         origin: current.origin,
         path: `${current.pathname}${current.search}`,
         method: 'GET',
@@ -278,6 +251,7 @@ export function createHttpClient (options: HttpClientOptions): HttpClient {
       // undici reports a body destroyed before its end as an 'error' event; the readers below see failures through
       // their own iteration, so this listener only keeps an early destroy from becoming an uncaught exception.
       response.body.on('error', noop)
+      if (via !== undefined && scope !== undefined) scope.carried = true
       const location = firstHeader(response.headers.location)
       log?.debug({ url: current.href, statusCode: response.statusCode }, 'outbound response')
       if (!REDIRECT_STATUSES.has(response.statusCode) || location === undefined || location === '') {
@@ -324,7 +298,7 @@ export function createHttpClient (options: HttpClientOptions): HttpClient {
         headers['accept-encoding'] = ACCEPT_ENCODING
         return headers
       }
-      const hop = await follow(start, signal, headersFor, (u) => { current = u })
+      const hop = await follow(start, signal, headersFor, (u) => { current = u }, fetchOptions.proxy)
       const headers = normalizeHeaders(hop.response.headers)
       const decoders = decodersFor(headers['content-encoding'])
       let stream: Readable = hop.response.body
@@ -374,7 +348,7 @@ export function createHttpClient (options: HttpClientOptions): HttpClient {
         'accept-encoding': 'identity',
         range: `bytes=${offset}-${offset + maxBytes - 1}`
       })
-      const hop = await follow(start, signal, headersFor, (u) => { current = u })
+      const hop = await follow(start, signal, headersFor, (u) => { current = u }, probeOptions.proxy)
       const headers = normalizeHeaders(hop.response.headers)
       const read = await readBounded(hop.response.body, maxBytes, signal)
       return {
@@ -392,7 +366,7 @@ export function createHttpClient (options: HttpClientOptions): HttpClient {
   }
 
   async function close (): Promise<void> {
-    await agent.close()
+    await dispatchers.close()
   }
 
   return { fetchPage, probe, close }

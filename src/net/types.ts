@@ -13,6 +13,8 @@ export interface FetchPageOptions {
   maxBytes: number
   /** Extra request headers (already filtered; user-agent included when wanted). */
   headers?: Record<string, string>
+  /** The `proxy` to go through (href with credentials); default: the request's egress scope (egress-scope.ts). */
+  proxy?: string
 }
 
 export interface FetchPageResult {
@@ -32,6 +34,8 @@ export interface ProbeOptions {
   maxBytes?: number
   /** The first byte asked for (the range's start); default 0. A server that ignores ranges answers 200 from byte 0. */
   offset?: number
+  /** As FetchPageOptions.proxy. */
+  proxy?: string
 }
 
 export interface ProbeResult {

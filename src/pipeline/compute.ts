@@ -5,13 +5,15 @@
 import type { Logger } from 'pino'
 import type { AppContext } from '../context.ts'
 import type { ExtractOptions } from '../schemas/options.ts'
-import type { CacheEntry, Envelope, FetchMode, Fresh } from '../cache/entries.ts'
+import type { CacheEntry, Envelope, LoadedBy, Fresh } from '../cache/entries.ts'
 import { groupOptions } from '../schemas/option-groups.ts'
 import { loadModeOf } from './prerender.ts'
 import { loadTarget } from './load.ts'
 import { enrich, type Extraction } from './enrichers/index.ts'
 import { parseTarget, parsedHtmlOf } from '../extract/index.ts'
 import { classifyTarget } from '../metadata/extractor.ts'
+import { runWithEgress, type EgressScope } from '../net/egress-scope.ts'
+import { parseUpstreamProxy, resolveProxy } from '../net/proxy-tunnel.ts'
 
 /** The outputs that are a media file the page names (docs/api.md §3.4), in their order in `data`. */
 const AV_KINDS = ['video', 'audio'] as const
@@ -36,10 +38,19 @@ export interface ComputeRun {
 }
 
 export async function computeEntry (ctx: AppContext, options: ExtractOptions, run: ComputeRun): Promise<Computed> {
+  // The proxy's own host passes the guard before anything is loaded (docs/api.md §10); every connection through
+  // it checks it again on the socket it opens (net/proxy-tunnel.ts).
+  if (options.proxy !== undefined) await resolveProxy(ctx.guard, parseUpstreamProxy(options.proxy))
+  // This computation's own scope: whether the proxy carried one of ITS requests decides the `-proxy` suffix.
+  const scope: EgressScope = { proxy: options.proxy, carried: false }
+  return await runWithEgress(scope, async () => await compute(ctx, options, run, scope))
+}
+
+async function compute (ctx: AppContext, options: ExtractOptions, run: ComputeRun, scope: EgressScope): Promise<Computed> {
   const { target, outputs, cache, reply } = groupOptions(options)
   const mode = loadModeOf(options)
   let envelope: Envelope
-  let fetchMode: FetchMode
+  let loadedBy: LoadedBy
   let fetchTime = 0
   const extraction: Extraction = { data: {}, generated: {}, files: {}, bytes: {} }
 
@@ -51,7 +62,7 @@ export async function computeEntry (ctx: AppContext, options: ExtractOptions, ru
     // Nothing needs the page: no fetch at all, but the target is still resolved and checked.
     await ctx.guard.assertUrlResolvesAllowed(new URL(target.url))
     envelope = { status: 'success', data: extraction.data, statusCode: null, headers: {}, redirects: [] }
-    fetchMode = 'skipped'
+    loadedBy = 'skipped'
   } else {
     const loaded = await loadTarget(ctx, options, mode, run)
     fetchTime = loaded.fetchTime
@@ -120,9 +131,10 @@ export async function computeEntry (ctx: AppContext, options: ExtractOptions, ru
       redirects: loaded.redirects
     }
     // A page was loaded (for the metadata, the rules or the browser's work): the header says how (docs/api.md §6).
-    fetchMode = loaded.mode
+    loadedBy = loaded.mode
   }
 
+  const fetchMode = scope.carried ? `${loadedBy}-proxy` as const : loadedBy
   ctx.metrics.fetchMode(fetchMode)
   const entry: CacheEntry = {
     meta: {

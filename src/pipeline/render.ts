@@ -13,6 +13,7 @@ import { loadPage, type LoadedPage, type LoadOptions } from '../browser/steps/in
 import { runProducers, type FileKind, type GeneratedFile, type ProducedValues } from '../browser/producers/index.ts'
 import { isRetryable, refusalError } from '../browser/errors.ts'
 import { sleep } from '../util/abort.ts'
+import { currentEgress } from '../net/egress-scope.ts'
 
 export interface Rendered extends LoadedPage {
   /** ms from the start of navigation until the page was ready for extraction. */
@@ -57,6 +58,7 @@ export async function renderPage (ctx: AppContext, options: ExtractOptions, sign
   // checks it again, with everything else the page loads, on the connection actually made.
   await ctx.guard.assertUrlResolvesAllowed(new URL(target.url))
   const contextEmulation = emulationOf(emulation, target.headers, await ctx.browser.chromiumVersion())
+  const scope = currentEgress()
   for (let attempt = 0; ; attempt++) {
     try {
       return await ctx.browser.run(async (page, info) => {
@@ -88,8 +90,10 @@ export async function renderPage (ctx: AppContext, options: ExtractOptions, sign
           maxImageHeight: ctx.config.maxFullPageHeight,
           discardPage: info.discardPage
         })
+        // The proxy carried this job's requests (`-proxy` in x-fetch-mode), as far as it got to carry any.
+        if (scope !== undefined && info.proxied() > 0) scope.carried = true
         return { ...loaded, loadTime, captureTime: performance.now() - t1, files, values }
-      }, { signal, emulation: contextEmulation })
+      }, { signal, emulation: contextEmulation, proxy: target.proxy })
     } catch (err) {
       const backoff = 250 * 2 ** attempt
       if (!isRetryable(err) || attempt >= target.retry || Date.now() + backoff >= deadline) throw err

@@ -15,6 +15,8 @@ import { parseQuery } from '../schemas/query.ts'
 import { serveExtract } from '../pipeline/index.ts'
 import { cacheKeyOf } from '../pipeline/cache-key.ts'
 import { createParsedQueries } from '../http/parsed-queries.ts'
+import { runWithEgress } from '../net/egress-scope.ts'
+import { assertProxyLiteralAllowed, parseUpstreamProxy } from '../net/proxy-tunnel.ts'
 
 /** Sends a served result; headers of the cache and timing are already set. */
 export type SendServed = (reply: FastifyReply, served: Served, options: Readonly<ExtractOptions>, signal: AbortSignal) => Promise<FastifyReply>
@@ -77,6 +79,7 @@ export function createServe (ctx: AppContext, plan: Plan): Serve {
       const parsed = parseQuery(raw, { plan, headers: request.headers, maxTimeout: ctx.config.maxTimeout })
       // Literal address checks belong to validation (docs/api.md §1.4 step 6), before the cache lookup.
       ctx.guard.assertUrlAllowed(new URL(parsed.url))
+      if (parsed.proxy !== undefined) assertProxyLiteralAllowed(ctx.guard, parseUpstreamProxy(parsed.proxy))
       return { options: parsed, cacheKey: cacheKeyOf(parsed) }
     })
 
@@ -89,10 +92,13 @@ export function createServe (ctx: AppContext, plan: Plan): Serve {
     }
     reply.raw.once('close', onClose)
     try {
-      const served = await serveExtract(ctx, options, { signal: timer.signal, log: request.log as Logger, cacheKey, deadline })
-      setCacheHeaders(reply, served, Date.now())
-      reply.header('server-timing', serverTiming(served.timings, performance.now() - request.startedAt))
-      return await send(reply, served, options, timer.signal)
+      // Everything fetched for this request, an embedded asset included, goes through its proxy (egress-scope.ts).
+      return await runWithEgress({ proxy: options.proxy, carried: false }, async () => {
+        const served = await serveExtract(ctx, options, { signal: timer.signal, log: request.log as Logger, cacheKey, deadline })
+        setCacheHeaders(reply, served, Date.now())
+        reply.header('server-timing', serverTiming(served.timings, performance.now() - request.startedAt))
+        return await send(reply, served, options, timer.signal)
+      })
     } finally {
       timer.dispose()
       reply.raw.removeListener('close', onClose)

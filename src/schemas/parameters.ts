@@ -283,7 +283,7 @@ export const PARAMETERS = {
     read: readProxy,
     gate: { code: 'EPROXY' },
     cacheKey: 'hash',
-    doc: doc('An `http`, `https` or `socks5` proxy URL (credentials allowed) for every request. EINVALPROXY if unparseable.', { type: ['string', 'object'], format: 'uri' })
+    doc: doc('An `http`, `https` or `socks5` proxy URL (credentials allowed) for every request, behind the address guard. EINVALPROXY if unparseable or the proxy fails; EFORBIDDENURL (`data.proxy`) if its host is not allowed.', { type: ['string', 'object'], format: 'uri' })
   },
   ttl: {
     group: 'cache',

@@ -7,6 +7,7 @@
 // leases.ts (reused, reset contexts and pages), page-guards.ts (page hardening and egress), jobs.ts (what a job
 // did and its answer), runner.ts (one job from start to release), drain.ts (what close() waits for),
 // lazy-pool.ts (a pool created on first use). This file wires them together.
+import { AsyncResource } from 'node:async_hooks'
 import { randomUUID } from 'node:crypto'
 import { childEnvironment } from '../../config.ts'
 import { AppError } from '../../errors.ts'
@@ -64,7 +65,8 @@ export async function createBrowserPool (options: BrowserPoolOptions, deps: Brow
     authenticate: wsEndpoint !== undefined || !isLoopbackAddress(listenHost),
     ...(log === undefined ? {} : { log }),
     ...(options.egress?.listenHost === undefined ? {} : { listenHost: options.egress.listenHost }),
-    ...(options.egress?.advertisedHost === undefined ? {} : { advertisedHost: options.egress.advertisedHost })
+    ...(options.egress?.advertisedHost === undefined ? {} : { advertisedHost: options.egress.advertisedHost }),
+    proxyCa: options.proxyCa
   }
   const limiter = new Limiter({ concurrency: options.concurrency, queueLimit: options.queueLimit, abortError })
   const maxIdleContexts = Math.max(0, Math.floor(options.maxIdleContexts ?? limiter.concurrency + 2))
@@ -125,12 +127,13 @@ export async function createBrowserPool (options: BrowserPoolOptions, deps: Brow
     if (signal.aborted) return Promise.reject(abortError(signal))
     const profile = profileOf(runOptions.emulation)
     return new Promise<T>((resolve, reject) => {
-      const start = (): void => {
+      // A queued job starts when another one lets go: it still runs in its own caller's async context.
+      const start = AsyncResource.bind((): void => {
         const gen = supervisor.current
         if (gen === undefined) { reject(new BrowserError('EFATAL', 'job', true, { cause: new Error('no browser') })); return }
         limiter.acquire()
         runner.execute(gen, job, runOptions, profile).then(resolve, reject)
-      }
+      })
       // Room on a live browser and nobody ahead: start now.
       const admission = limiter.admit({ start, reject }, signal, supervisor.isUp())
       if (admission === 'full') reject(busyError(`The browser queue is full (${limiter.queueLimit} waiting).`))

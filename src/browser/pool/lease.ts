@@ -125,10 +125,10 @@ export class Lease implements GuardedLease {
   /** An idle lease goes back to work. */
   take (): void { this.#state = nextLeaseState(this.#state, 'take') }
 
-  /** `job` starts on the lease. */
-  begin (job: JobRecord): void {
+  /** `job` starts on the lease, its upstream connections going through `proxy` or (undefined) directly. */
+  begin (job: JobRecord, proxy: string | undefined): void {
     this.jobs += 1
-    this.proxy.newJob()
+    this.proxy.newJob(proxy)
     this.job = job
   }
 

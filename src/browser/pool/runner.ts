@@ -73,7 +73,7 @@ export class JobRunner {
       const held = lease
       const { page, captureSession } = lease
       if (page === undefined || captureSession === undefined) throw new BrowserError('EFATAL', 'context', true, { cause: new Error('no page') })
-      lease.begin(record)
+      lease.begin(record, run.proxy)
       await this.#prepare(lease, page, run, record)
 
       const info: JobInfo = {
@@ -81,7 +81,8 @@ export class JobRunner {
         refusals: () => record.refusals,
         refusedNavigation: () => refusedNavigation(record),
         captureSession: () => captureSession,
-        discardPage: () => { held.taint.page = true }
+        discardPage: () => { held.taint.page = true },
+        proxied: () => held.proxy.stats().jobProxied
       }
       jobPromise = (async () => await job(page, info))()
       return resultOf(record, await outcomeOf(jobPromise, signal))

@@ -45,6 +45,8 @@ export interface BrowserPoolOptions {
   env?: Readonly<Record<string, string>>
   /** More Chromium switches (never `--disable-features`: Playwright's own would be lost). */
   extraArgs?: readonly string[]
+  /** Extra CA trusted for https proxies (tests with a self-signed proxy). */
+  proxyCa?: string | Buffer | undefined
 }
 
 export interface BrowserPoolLog {
@@ -70,6 +72,8 @@ export interface JobInfo {
   captureSession (): PageCdpSession
   /** Marks the page as not to be reused: the lease replaces it once the job is released (user code ran past its limit). */
   discardPage (): void
+  /** Connections this job opened through its `proxy` so far (0 without one). */
+  proxied (): number
 }
 
 export type BrowserJob<T> = (page: Page, info: JobInfo) => Promise<T>
@@ -77,6 +81,8 @@ export type BrowserJob<T> = (page: Page, info: JobInfo) => Promise<T>
 export interface PoolRunOptions {
   signal: AbortSignal
   emulation: Emulation
+  /** The job's `proxy` (href with credentials): every request of the job goes through it, behind the egress layer. */
+  proxy?: string | undefined
 }
 
 export interface BrowserPoolStats {
