@@ -3,23 +3,12 @@
 // requests wherever they land, a forced recomputation seen by the others within about a second, generated files
 // served by any of them; and when the instance computing a result dies, another takes the work over within a few
 // seconds (the single-flight lock is a lease its holder renews).
-import { spawn, type ChildProcess } from 'node:child_process'
-import path from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
 import { startFixtureServer, type FixtureServer } from '../helpers/fixture-server.ts'
 import { startRedisNode } from '../helpers/redis-topology.ts'
-import { freePort } from '../setup/global-setup.ts'
-
-const ROOT = path.resolve(import.meta.dirname, '../..')
+import { startInstance, stopInstances, type Instance } from '../helpers/instances.ts'
 const KEY = 'replica-key'
-
-interface Instance {
-  free: string
-  pro: string
-  child: ChildProcess
-  exited: Promise<unknown>
-}
 
 let fx: FixtureServer
 let redis: Awaited<ReturnType<typeof startRedisNode>>
@@ -33,39 +22,20 @@ function hit (url: string | undefined): number {
 }
 
 async function start (): Promise<Instance> {
-  const [free, pro] = [await freePort(), await freePort()]
   const s3 = inject('s3')
-  const child = spawn(process.execPath, ['src/server.ts'], {
-    cwd: ROOT,
-    env: {
-      PATH: process.env.PATH,
-      HOME: process.env.HOME,
-      FREE_PORT: String(free),
-      PRO_PORT: String(pro),
-      HOST: '127.0.0.1',
-      ALLOW_PRIVATE_HOSTS: fx.host,
-      LOG_LEVEL: 'warn',
-      REDIS_URL: redis.url,
-      API_KEYS: KEY,
-      FREE_DAILY_LIMIT: '50',
-      BROWSER_CONCURRENCY: '1',
-      S3_BUCKET: s3.bucket,
-      S3_ENDPOINT: s3.endpoint,
-      S3_ACCESS_KEY_ID: s3.accessKeyId,
-      S3_SECRET_ACCESS_KEY: s3.secretAccessKey,
-      S3_FORCE_PATH_STYLE: 'true',
-      CDN_URL: `${s3.endpoint}/${s3.bucket}`
-    },
-    stdio: ['ignore', 'ignore', 'inherit']
+  return await startInstance({
+    ALLOW_PRIVATE_HOSTS: fx.host,
+    REDIS_URL: redis.url,
+    API_KEYS: KEY,
+    FREE_DAILY_LIMIT: '50',
+    BROWSER_CONCURRENCY: '1',
+    S3_BUCKET: s3.bucket,
+    S3_ENDPOINT: s3.endpoint,
+    S3_ACCESS_KEY_ID: s3.accessKeyId,
+    S3_SECRET_ACCESS_KEY: s3.secretAccessKey,
+    S3_FORCE_PATH_STYLE: 'true',
+    CDN_URL: `${s3.endpoint}/${s3.bucket}`
   })
-  const exited = new Promise(resolve => child.on('exit', resolve))
-  const instance = { free: `http://127.0.0.1:${free}`, pro: `http://127.0.0.1:${pro}`, child, exited }
-  for (let i = 0; i < 200; i++) {
-    if (await fetch(`${instance.free}/health`).then(r => r.ok, () => false)) return instance
-    await sleep(100)
-  }
-  child.kill('SIGKILL')
-  throw new Error('an instance did not start')
 }
 
 beforeAll(async () => {
@@ -85,8 +55,7 @@ beforeAll(async () => {
 }, 120_000)
 
 afterAll(async () => {
-  for (const instance of instances) instance.child.kill('SIGKILL')
-  await Promise.all(instances.map(async i => await i.exited))
+  await stopInstances(instances)
   await redis?.close()
   await fx?.close()
 })
@@ -155,7 +124,7 @@ describe('three instances behave as one', () => {
     const started = Date.now()
     const waiting = proGet(follower, { url, prerender: 'false', timeout: '25s' })
     await sleep(300)
-    holder.child.kill('SIGKILL')
+    holder.kill()
     const res = await waiting
     const took = Date.now() - started
     expect(res.status).toBe(200)

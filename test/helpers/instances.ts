@@ -1,0 +1,49 @@
+// Real instances of the service, each its own process (src/server.ts) on free loopback ports, as replicas run: for
+// the replica tests (test/integration/replicas.test.ts) and the scale benchmark (bench/scale.ts). Only PATH and HOME
+// of this process's environment are passed on, plus what the caller gives.
+import { spawn, type ChildProcess } from 'node:child_process'
+import path from 'node:path'
+import { setTimeout as sleep } from 'node:timers/promises'
+import { freePort } from '../setup/global-setup.ts'
+
+const ROOT = path.resolve(import.meta.dirname, '../..')
+
+export interface Instance {
+  /** `http://127.0.0.1:<port>` of the free and pro listeners. */
+  free: string
+  pro: string
+  child: ChildProcess
+  exited: Promise<unknown>
+  /** SIGKILL, as a crash. */
+  kill (): void
+}
+
+/** Starts one instance with `env` (besides its ports and HOST) and resolves once /health answers. */
+export async function startInstance (env: Record<string, string>): Promise<Instance> {
+  const [free, pro] = [await freePort(), await freePort()]
+  const child = spawn(process.execPath, ['src/server.ts'], {
+    cwd: ROOT,
+    env: { PATH: process.env.PATH, HOME: process.env.HOME, LOG_LEVEL: 'warn', ...env, FREE_PORT: String(free), PRO_PORT: String(pro), HOST: '127.0.0.1' },
+    stdio: ['ignore', 'ignore', 'inherit']
+  })
+  const exited = new Promise(resolve => child.on('exit', resolve))
+  const instance: Instance = {
+    free: `http://127.0.0.1:${free}`,
+    pro: `http://127.0.0.1:${pro}`,
+    child,
+    exited,
+    kill: () => { child.kill('SIGKILL') }
+  }
+  for (let i = 0; i < 300; i++) {
+    if (await fetch(`${instance.free}/health`).then(r => r.ok, () => false)) return instance
+    await sleep(100)
+  }
+  child.kill('SIGKILL')
+  throw new Error('an instance did not start within 30 s')
+}
+
+/** Stops instances at once and waits for them to be gone. */
+export async function stopInstances (instances: readonly Instance[]): Promise<void> {
+  for (const instance of instances) instance.kill()
+  await Promise.all(instances.map(async i => await i.exited))
+}
