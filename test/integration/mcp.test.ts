@@ -112,6 +112,19 @@ describe('tools', () => {
     }
   }, 60_000)
 
+  it('answers technologies and lighthouse with null: insights are parsed, not built yet (docs/api.md §3.4)', async () => {
+    const client = await connect(base.free)
+    try {
+      const technologies = await call(client, 'microlink_technologies', { url: `${fx.origin}/article/` })
+      expect(technologies).toMatchObject({ structuredContent: { data: null }, content: [{ type: 'text', text: 'null' }] })
+      const lighthouse = await call(client, 'microlink_lighthouse', { url: `${fx.origin}/article/`, onlyCategories: ['performance'] })
+      expect(lighthouse).toMatchObject({ structuredContent: { data: null } })
+      expect(lighthouse.isError).toBeUndefined()
+    } finally {
+      await client.close()
+    }
+  }, 60_000)
+
   it('gives API errors as isError results with the envelope fields, and unknown tools and arguments as SDK errors', async () => {
     const client = await connect(base.free)
     try {
