@@ -73,18 +73,16 @@ export function createMcpServer (options: { name: string, version: string, tools
     async handle ({ body, sse, protocolVersion, call }) {
       const server = serverFor(call)
       const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: !sse })
-      try {
-        await server.connect(transport)
-        // The transport insists on both types in `accept`; which one answers was decided above.
-        const headers: Record<string, string> = { accept: 'application/json, text/event-stream', 'content-type': 'application/json' }
-        if (protocolVersion !== undefined) headers['mcp-protocol-version'] = protocolVersion
-        const response = await transport.handleRequest(new Request('http://pagecast/mcp', { method: 'POST', headers }), { parsedBody: body })
-        // Stateless: the stream ends once every request of the POST is answered, so it is read whole.
-        const text = await response.text()
-        return { status: response.status, contentType: response.headers.get('content-type') ?? undefined, body: text }
-      } finally {
-        await server.close()
-      }
+      await server.connect(transport)
+      // The transport insists on both types in `accept`; which one answers was decided above.
+      const headers: Record<string, string> = { accept: 'application/json, text/event-stream', 'content-type': 'application/json' }
+      if (protocolVersion !== undefined) headers['mcp-protocol-version'] = protocolVersion
+      const response = await transport.handleRequest(new Request('http://pagecast/mcp', { method: 'POST', headers }), { parsedBody: body })
+      // Stateless: the stream ends once every request of the POST is answered, so it is read whole. Both objects
+      // then hold nothing open (no timer, no stream) and go with this POST; close() is not called, as it only
+      // builds a "connection closed" error (stack trace included) for requests that are all answered already.
+      const text = await response.text()
+      return { status: response.status, contentType: response.headers.get('content-type') ?? undefined, body: text }
     }
   }
 }
