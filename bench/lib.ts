@@ -29,10 +29,12 @@ export async function startRedis (): Promise<{ url: string, stop: () => void }> 
 export interface LoadResult { rps: number, p50: number, p99: number, errors: number, non2xx: number }
 
 /** autocannon in a child process, so the load generator does not share the server's event loop. */
-export async function load (url: string, options: { connections: number, seconds: number, headers?: Record<string, string> }): Promise<LoadResult> {
+export async function load (url: string, options: { connections: number, seconds: number, headers?: Record<string, string>, method?: string, body?: string }): Promise<LoadResult> {
   const bin = path.resolve(import.meta.dirname, '../node_modules/.bin/autocannon')
   const args = ['-j', '-c', String(options.connections), '-d', String(options.seconds)]
   for (const [k, v] of Object.entries(options.headers ?? {})) args.push('-H', `${k}=${v}`)
+  if (options.method !== undefined) args.push('-m', options.method)
+  if (options.body !== undefined) args.push('-b', options.body)
   args.push(url)
   const { stdout } = await run(bin, args, { maxBuffer: 16 * 1024 * 1024 })
   const result = JSON.parse(stdout) as { requests: { average: number }, latency: { p50: number, p99: number }, errors: number, non2xx: number }

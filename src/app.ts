@@ -17,7 +17,8 @@ import { NOSNIFF_HEADERS } from './http/security-headers.ts'
 import { redactUrl } from './logger.ts'
 import { extractRoutes } from './routes/extract.ts'
 import { contentRoutes } from './routes/content.ts'
-import { createServe } from './routes/serve.ts'
+import { createServe, createServeCore } from './routes/serve.ts'
+import { mcpRoutes } from './routes/mcp.ts'
 import { healthRoutes } from './routes/health.ts'
 import { docsRoutes } from './routes/docs.ts'
 import { filesRoutes } from './routes/files.ts'
@@ -152,10 +153,13 @@ export async function buildApp (ctx: AppContext, { plan }: { plan: Plan }): Prom
     throw new AppError('ENOTFOUND', { data: { path: 'No such route. The API answers GET / and HEAD /, and /markdown, /text and /html.' } })
   })
 
-  // GET / and the content endpoints share one serve: plan, quota, parsed-query memo, pipeline (docs/api.md §14).
-  const serve = createServe(ctx, plan)
+  // GET /, the content endpoints and the MCP tools share one serve: plan, quota, parsed-query memo, pipeline (docs/api.md §14).
+  const core = createServeCore(ctx, plan)
+  const serve = createServe(core)
   await app.register(extractRoutes, { ctx, plan, serve })
   await app.register(contentRoutes, { ctx, plan, serve })
+  // POST /mcp: the same steps, one tools/call at a time, in its own scope with its own body parser (docs/api.md §15).
+  await app.register(mcpRoutes, { ctx, core })
   await app.register(healthRoutes, { ctx, plan })
   // /metrics is here unless it has its own listener (METRICS_PORT) or is off (METRICS=false): docs/api.md §12.2.
   if (ctx.config.metrics && ctx.config.metricsPort === undefined) await app.register(metricsRoutes, { ctx })

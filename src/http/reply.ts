@@ -69,7 +69,7 @@ export function applyFilter (data: Record<string, unknown>, paths: readonly stri
 }
 
 /** The envelope: the computation's own object when it ran in this process, else parsed from the entry. */
-function envelopeOf (served: Served): Envelope {
+export function envelopeOf (served: Served): Envelope {
   return served.fresh?.envelope ?? JSON.parse(served.entry.body) as Envelope
 }
 

@@ -1,6 +1,9 @@
-// What every extraction route shares (GET /, the content endpoints of docs/api.md §14): the plan, the quota, the
-// query (memoized with its cache key), then the pipeline under the request's deadline and the reply (docs/api.md §1.4).
-import type { FastifyReply, FastifyRequest } from 'fastify'
+// What every extraction route shares (GET /, the content endpoints of docs/api.md §14, the MCP tools of §15): the
+// plan, the quota, the query (memoized with its cache key), then the pipeline under the request's deadline and the
+// reply (docs/api.md §1.4). `createServeCore` holds the steps one by one, for a caller (POST /mcp) that takes them in
+// its own order; `createServe` runs them in order for one GET request.
+import type { IncomingHttpHeaders } from 'node:http'
+import type { FastifyBaseLogger, FastifyReply, FastifyRequest } from 'fastify'
 import type { Logger } from 'pino'
 import type { AppContext } from '../context.ts'
 import type { Plan } from '../config.ts'
@@ -27,11 +30,38 @@ export type SendServed = (reply: FastifyReply, served: Served, options: Readonly
  */
 export type Serve = (request: FastifyRequest, reply: FastifyReply, query: () => string, send: SendServed) => Promise<FastifyReply>
 
-export function createServe (ctx: AppContext, plan: Plan): Serve {
+/** Registers `abort` to be called when the caller stops waiting (its client went away); returns the unregister. */
+export type WatchClient = (abort: () => void) => () => void
+
+/** One served query. */
+export interface Ran {
+  served: Served
+  options: Readonly<ExtractOptions>
+}
+
+/** The steps of docs/api.md §1.4, each on its own. */
+export interface ServeCore {
+  readonly plan: Plan
+  /** Step 2: EPRO on free when a key is presented, EAUTH on pro when it is missing or unknown. */
+  checkPlan: (key: string | undefined) => void
+  /** Step 3: counts one request of this client against the free quota (ERATE when spent); the quota headers. */
+  countQuota: (ip: string, log: FastifyBaseLogger) => Promise<Record<string, string>>
+  /**
+   * Steps 4 to 10: the raw `GET /` query parsed (memoized) and checked, then the pipeline, then `answer` with the
+   * result, both under the request's deadline (its signal is the one `answer` gets).
+   */
+  run: <T>(raw: string, headers: IncomingHttpHeaders, log: FastifyBaseLogger, watch: WatchClient, answer: (ran: Ran, signal: AbortSignal) => Promise<T>) => Promise<T>
+}
+
+/** The first value of a header that may be repeated. */
+export function headerValue (value: string | string[] | undefined): string | undefined {
+  return Array.isArray(value) ? value[0] : value
+}
+
+export function createServeCore (ctx: AppContext, plan: Plan): ServeCore {
   const parsedQueries = createParsedQueries()
 
-  async function checkPlan (request: FastifyRequest): Promise<void> {
-    const key = request.headers['x-api-key']
+  function checkPlan (key: string | undefined): void {
     if (plan === 'free') {
       if (key !== undefined) {
         throw new AppError('EPRO', {
@@ -40,17 +70,16 @@ export function createServe (ctx: AppContext, plan: Plan): Serve {
       }
       return
     }
-    if (!ctx.verifyKey(Array.isArray(key) ? key[0] : key)) {
+    if (!ctx.verifyKey(key)) {
       throw new AppError('EAUTH', { data: { 'x-api-key': key === undefined ? 'The header is missing.' : 'The key is not registered.' } })
     }
   }
 
-  async function checkQuota (request: FastifyRequest, reply: FastifyReply): Promise<void> {
+  async function countQuota (ip: string, log: FastifyBaseLogger): Promise<Record<string, string>> {
     const limit = ctx.config.freeDailyLimit
-    if (plan !== 'free' || limit === 0) return
+    if (plan !== 'free' || limit === 0) return {}
     try {
-      const { headers } = await consumeQuota(ctx.store, quotaSubject(request.ip), limit)
-      reply.headers(headers)
+      return (await consumeQuota(ctx.store, quotaSubject(ip), limit)).headers
     } catch (err) {
       if (err instanceof AppError) {
         if (err.code === 'ERATE') ctx.metrics.quotaRefused('limit')
@@ -60,23 +89,23 @@ export function createServe (ctx: AppContext, plan: Plan): Serve {
       // closed refuses with a retryable 503 until the store answers again.
       if (ctx.config.quotaFailMode === 'closed') {
         ctx.metrics.quotaRefused('store_unavailable')
-        request.log.warn({ err }, 'quota store unavailable; request refused (QUOTA_FAIL_MODE=closed)')
+        log.warn({ err }, 'quota store unavailable; request refused (QUOTA_FAIL_MODE=closed)')
         throw new AppError('EBUSY', {
           data: { quota: 'The quota store is unreachable.' },
           headers: { 'retry-after': '5' },
           cause: err
         })
       }
-      request.log.warn({ err }, 'quota store unavailable; request not counted')
+      log.warn({ err }, 'quota store unavailable; request not counted')
+      return {}
     }
   }
 
-  return async function serve (request, reply, query, send) {
-    await checkPlan(request)
-    await checkQuota(request, reply)
-    const raw = query()
-    const { options, cacheKey } = parsedQueries.get(plan, raw, request.headers, () => {
-      const parsed = parseQuery(raw, { plan, headers: request.headers, maxTimeout: ctx.config.maxTimeout })
+  async function run<T> (
+    raw: string, headers: IncomingHttpHeaders, log: FastifyBaseLogger, watch: WatchClient, answer: (ran: Ran, signal: AbortSignal) => Promise<T>
+  ): Promise<T> {
+    const { options, cacheKey } = parsedQueries.get(plan, raw, headers, () => {
+      const parsed = parseQuery(raw, { plan, headers, maxTimeout: ctx.config.maxTimeout })
       // Literal address checks belong to validation (docs/api.md §1.4 step 6), before the cache lookup.
       ctx.guard.assertUrlAllowed(new URL(parsed.url))
       if (parsed.proxy !== undefined) assertProxyLiteralAllowed(ctx.guard, parseUpstreamProxy(parsed.proxy))
@@ -87,21 +116,35 @@ export function createServe (ctx: AppContext, plan: Plan): Serve {
     const timer = createDeadline(options.timeout, () =>
       new AppError('ETIMEOUT', { data: { timeout: `The request did not finish within ${options.timeout} ms.` } }))
     // A client that goes away stops waiting; its computation stops once nobody else waits on it.
-    const onClose = (): void => {
-      if (!reply.raw.writableFinished) timer.abort(new AppError('ETIMEOUT', { data: { client: 'The client closed the connection.' } }))
-    }
-    reply.raw.once('close', onClose)
+    const unwatch = watch(() => { timer.abort(new AppError('ETIMEOUT', { data: { client: 'The client closed the connection.' } })) })
     try {
       // Everything fetched for this request, an embedded asset included, goes through its proxy (egress-scope.ts).
       return await runWithEgress({ proxy: options.proxy, carried: false }, async () => {
-        const served = await serveExtract(ctx, options, { signal: timer.signal, log: request.log as Logger, cacheKey, deadline })
-        setCacheHeaders(reply, served, Date.now())
-        reply.header('server-timing', serverTiming(served.timings, performance.now() - request.startedAt))
-        return await send(reply, served, options, timer.signal)
+        const served = await serveExtract(ctx, options, { signal: timer.signal, log: log as Logger, cacheKey, deadline })
+        return await answer({ served, options }, timer.signal)
       })
     } finally {
       timer.dispose()
-      reply.raw.removeListener('close', onClose)
+      unwatch()
     }
+  }
+
+  return { plan, checkPlan, countQuota, run }
+}
+
+export function createServe (core: ServeCore): Serve {
+  return async function serve (request, reply, query, send) {
+    core.checkPlan(headerValue(request.headers['x-api-key']))
+    reply.headers(await core.countQuota(request.ip, request.log))
+    const watch: WatchClient = (abort) => {
+      const onClose = (): void => { if (!reply.raw.writableFinished) abort() }
+      reply.raw.once('close', onClose)
+      return () => { reply.raw.removeListener('close', onClose) }
+    }
+    return await core.run(query(), request.headers, request.log, watch, async ({ served, options }, signal) => {
+      setCacheHeaders(reply, served, Date.now())
+      reply.header('server-timing', serverTiming(served.timings, performance.now() - request.startedAt))
+      return await send(reply, served, options, signal)
+    })
   }
 }

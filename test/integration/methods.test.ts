@@ -11,7 +11,7 @@ import { MAX_UNREAD_BODY_BYTES } from '../../src/http/request-body.ts'
 
 const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const
 type Method = typeof METHODS[number]
-const ROUTES = ['/', '/health', '/ready', '/docs', '/files/x', '/no/such/path'] as const
+const ROUTES = ['/', '/health', '/ready', '/docs', '/files/x', '/mcp', '/no/such/path'] as const
 type Route = typeof ROUTES[number]
 
 /** How long a client waits for an answer: far below any idle or request timeout of the server. */
@@ -63,18 +63,30 @@ async function send (port: number, method: Method, path: string, body: Body): Pr
   })
 }
 
+/** An answer's status and its error: the API's code (§11), or a JSON-RPC error code (POST /mcp, §15). */
+interface Expected { status: number, code?: string, rpc?: number }
+
 /** What GET (and HEAD) answers on each route, per listener. */
-function expectedGet (listener: 'free' | 'pro', route: Route): { status: number, code?: string } {
+function expectedGet (listener: 'free' | 'pro', route: Route): Expected {
   switch (route) {
     case '/': return listener === 'free' ? { status: 400, code: 'EINVALURL' } : { status: 403, code: 'EAUTH' }
     case '/health': case '/ready': case '/docs': return { status: 200 }
+    // Stateless MCP has no stream to open.
+    case '/mcp': return { status: 405, rpc: -32000 }
     default: return { status: 404, code: 'ENOTFOUND' }
   }
 }
 
-function expected (listener: 'free' | 'pro', method: Method, route: Route): { status: number, code?: string } {
+/** POST /mcp reads JSON bodies up to 1 MiB: anything else is EINVALQUERY; JSON that is no JSON-RPC message is the SDK's. */
+function expectedMcp (listener: 'free' | 'pro', body: Body): Expected {
+  if (body.name !== 'json') return { status: 400, code: 'EINVALQUERY' }
+  return listener === 'free' ? { status: 400, rpc: -32700 } : { status: 403, code: 'EAUTH' }
+}
+
+function expected (listener: 'free' | 'pro', method: Method, route: Route, body: Body): Expected {
   if (method === 'OPTIONS') return { status: 204 }
   if (method === 'GET' || method === 'HEAD') return expectedGet(listener, route)
+  if (method === 'POST' && route === '/mcp') return expectedMcp(listener, body)
   return { status: 404, code: 'ENOTFOUND' }
 }
 
@@ -106,11 +118,15 @@ describe('every method, body and route on both listeners', () => {
               failures.push(`${label}: ${(err as Error).message}`)
               continue
             }
-            const want = expected(listener, method, route)
+            const want = expected(listener, method, route, body)
             if (answer.status !== want.status) failures.push(`${label}: status ${answer.status}, expected ${want.status}`)
             if (answer.ms > 1_000) failures.push(`${label}: answered after ${Math.round(answer.ms)} ms`)
             if (answer.headers['x-request-id'] === undefined) failures.push(`${label}: no x-request-id`)
             if (answer.headers['x-pricing-plan'] !== listener) failures.push(`${label}: x-pricing-plan ${String(answer.headers['x-pricing-plan'])}`)
+            if (want.rpc !== undefined && method !== 'HEAD') {
+              const parsed = JSON.parse(answer.body) as { jsonrpc?: string, error?: { code?: number } }
+              if (parsed.jsonrpc !== '2.0' || parsed.error?.code !== want.rpc) failures.push(`${label}: JSON-RPC error ${answer.body}, expected ${want.rpc}`)
+            }
             if (want.code !== undefined) {
               if (!String(answer.headers['content-type']).startsWith('application/json')) failures.push(`${label}: content-type ${String(answer.headers['content-type'])}`)
               if (method !== 'HEAD') {
@@ -131,22 +147,22 @@ describe('every method, body and route on both listeners', () => {
 })
 
 describe('bodies', () => {
-  it('a small unread body leaves the connection usable; a chunked one closes it after the answer', async () => {
+  it('a small body leaves the connection usable, read (POST /mcp) or not; a chunked unread one closes it after the answer', async () => {
     const agent = new http.Agent({ keepAlive: true, maxSockets: 1 })
     try {
       const answers: Array<{ status: number, connection: string | undefined, socket: unknown }> = []
       for (let i = 0; i < 2; i++) {
         answers.push(await new Promise((resolve, reject) => {
-          const req = http.request({ host: '127.0.0.1', port: ports.free, method: 'POST', path: '/mcp', agent, timeout: CLIENT_TIMEOUT_MS, headers: { 'content-type': 'application/json' } }, (res) => {
+          const req = http.request({ host: '127.0.0.1', port: ports.free, method: 'POST', path: i === 0 ? '/mcp' : '/no/such/path', agent, timeout: CLIENT_TIMEOUT_MS, headers: { 'content-type': 'application/json' } }, (res) => {
             res.resume()
             res.on('end', () => { resolve({ status: res.statusCode ?? 0, connection: res.headers.connection, socket: req.socket }) })
           })
           req.on('timeout', () => { req.destroy(); reject(new Error('no answer')) })
           req.on('error', reject)
-          req.end(JSON.stringify({ jsonrpc: '2.0', id: i, method: 'tools/list', padding: 'x'.repeat(MAX_UNREAD_BODY_BYTES / 2) }))
+          req.end(JSON.stringify({ jsonrpc: '2.0', id: i, method: 'tools/list', params: { _meta: { padding: 'x'.repeat(MAX_UNREAD_BODY_BYTES / 2) } } }))
         }))
       }
-      expect(answers.map(a => a.status)).toEqual([404, 404])
+      expect(answers.map(a => a.status)).toEqual([200, 404])
       expect(answers.map(a => a.connection)).toEqual(['keep-alive', 'keep-alive'])
       // The same socket served both: the first body was discarded, not left to corrupt the next request.
       expect(answers[1]?.socket).toBe(answers[0]?.socket)
@@ -162,7 +178,7 @@ describe('bodies', () => {
 
 describe('the error handler', () => {
   it('answers an error thrown after a body was read (Node has destroyed the request stream by then)', async () => {
-    // A route of the kind POST /mcp will be: it parses its JSON body, then fails.
+    // A route of the kind POST /mcp is: it parses its JSON body, then fails.
     const bodied = Fastify()
     bodied.setErrorHandler(createErrorHandler('http://localhost/docs'))
     bodied.post('/takes-a-body', async (request) => {

@@ -1,0 +1,70 @@
+// The MCP server's benchmark (docs/benchmarks.md): a cached `tools/call` against a cached `GET /` of the same
+// request, on the same pro listener, 50 connections, measured side by side in one run (alternating, two rounds
+// each). The call is `microlink_metadata` with the arguments that map to exactly the `GET /` query, so both read
+// the same cache entry. Loopback only; bounded in time.
+import pino from 'pino'
+import { loadConfig } from '../src/config.ts'
+import { createLogger } from '../src/logger.ts'
+import { closeContext, createContext } from '../src/context.ts'
+import { buildApp } from '../src/app.ts'
+import { startFixtureServer } from '../test/helpers/fixture-server.ts'
+import { fmt, load, type LoadResult } from './lib.ts'
+
+const KEY = 'bench-key'
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 5)
+const ROUNDS = 2
+
+export async function benchMcp (): Promise<Record<string, number>> {
+  const fx = await startFixtureServer()
+  const sink = pino.destination({ dest: '/dev/null', sync: false })
+  const config = loadConfig({ API_KEYS: KEY, ALLOW_PRIVATE_HOSTS: fx.host, LOG_LEVEL: 'info' })
+  const ctx = await createContext(config, createLogger({ level: 'info', destination: sink }))
+  const pro = await buildApp(ctx, { plan: 'pro' })
+  const proUrl = await pro.listen({ port: 0, host: '127.0.0.1' })
+  const article = `${fx.origin}/article/`
+  const getUrl = `${proUrl}/?url=${encodeURIComponent(article)}&prerender=false`
+  const mcpUrl = `${proUrl}/mcp`
+  const getHeaders = { 'x-api-key': KEY }
+  const mcpHeaders = { 'x-api-key': KEY, 'content-type': 'application/json', accept: 'application/json, text/event-stream' }
+  const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'microlink_metadata', arguments: { url: article, prerender: false } } })
+  const figures: Record<string, number> = {}
+  try {
+    // Fill the cache through GET /, then check that the call answers from that entry.
+    const first = await fetch(getUrl, { headers: getHeaders })
+    await first.arrayBuffer()
+    const check = await fetch(mcpUrl, { method: 'POST', headers: mcpHeaders, body })
+    const answer = await check.json() as { result?: { isError?: boolean, structuredContent?: { data?: { title?: unknown } } } }
+    if (check.status !== 200 || answer.result?.isError === true || typeof answer.result?.structuredContent?.data?.title !== 'string') {
+      throw new Error(`tools/call: ${check.status} ${JSON.stringify(answer)}`)
+    }
+    const hits = fx.hitsOf('/article/')
+    await load(getUrl, { connections: 10, seconds: 1, headers: getHeaders })
+    await load(mcpUrl, { connections: 10, seconds: 1, headers: mcpHeaders, method: 'POST', body })
+    const gets: LoadResult[] = []
+    const calls: LoadResult[] = []
+    for (let i = 0; i < ROUNDS; i++) {
+      gets.push(await load(getUrl, { connections: 50, seconds: SECONDS, headers: getHeaders }))
+      calls.push(await load(mcpUrl, { connections: 50, seconds: SECONDS, headers: mcpHeaders, method: 'POST', body }))
+    }
+    if ([...gets, ...calls].some(r => r.non2xx + r.errors > 0)) throw new Error('errors or non-2xx answers during the runs')
+    if (fx.hitsOf('/article/') !== hits) throw new Error('the target was fetched again: not a cache hit')
+    const mean = (results: LoadResult[], pick: (r: LoadResult) => number): number => results.reduce((sum, r) => sum + pick(r), 0) / results.length
+    figures.getRps = mean(gets, r => r.rps)
+    figures.mcpRps = mean(calls, r => r.rps)
+    figures.getP50 = mean(gets, r => r.p50)
+    figures.mcpP50 = mean(calls, r => r.p50)
+    figures.ratio = figures.getRps / figures.mcpRps
+  } finally {
+    await pro.close()
+    await closeContext(ctx)
+    await fx.close()
+  }
+  return figures
+}
+
+export function printMcp (f: Record<string, number>): void {
+  const line = (s: string): void => { process.stdout.write(`${s}\n`) }
+  line('## MCP (POST /mcp)')
+  line(`cached tools/call (microlink_metadata): ${fmt(f.mcpRps!, 0)} req/s (p50 ${fmt(f.mcpP50!, 1)} ms) against ${fmt(f.getRps!, 0)} req/s ` +
+    `(p50 ${fmt(f.getP50!, 1)} ms) for a cached GET / of the same request, 50 connections; cost ratio ${fmt(f.ratio!)} (target <= 1.50)`)
+}

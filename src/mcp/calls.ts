@@ -1,0 +1,120 @@
+// From a tool call to the `GET /` request it stands for, and from the served answer to the tool's result
+// (docs/api.md §15): arguments coerced and validated against the tool's input schema, flattened into a query the
+// way mql encodes options, `headers` turned into the call's own request headers; then V, the tool's value, as
+// structured content and as JSON text, or the API error as an `isError` result.
+import type { IncomingHttpHeaders } from 'node:http'
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
+import type { JsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/types.js'
+import type { AppError } from '../errors.ts'
+import { coerceObject, type Schema } from './schema.ts'
+import { commonProperties, type Args, type Tool } from './tools.ts'
+
+const API_HEADER_PREFIX = 'x-api-header-'
+
+/** A tool ready to be listed and called: its MCP definition and its compiled validator. */
+export interface PreparedTool {
+  readonly tool: Tool
+  readonly definition: { name: string, description: string, inputSchema: Schema & { type: 'object' } }
+  readonly validate: JsonSchemaValidator<Record<string, unknown>>
+}
+
+export function prepareTools (tools: readonly Tool[], compile: (schema: Schema) => JsonSchemaValidator<Record<string, unknown>>): ReadonlyMap<string, PreparedTool> {
+  const common = commonProperties()
+  const out = new Map<string, PreparedTool>()
+  for (const tool of tools) {
+    const { url, apiKey, ...shared } = common
+    const inputSchema = {
+      type: 'object' as const,
+      properties: { url, ...tool.properties, apiKey, ...shared },
+      required: ['url', ...(tool.required ?? [])],
+      additionalProperties: false
+    }
+    out.set(tool.name, { tool, definition: { name: tool.name, description: tool.description, inputSchema }, validate: compile(inputSchema) })
+  }
+  return out
+}
+
+/** Arguments coerced (docs/api.md §15, lenient inputs) and validated; the validator's message when they fail. */
+export function readArguments (prepared: PreparedTool, raw: Record<string, unknown> | undefined): { args: Args } | { error: string } {
+  const coerced = coerceObject(raw ?? {}, prepared.definition.inputSchema)
+  const result = prepared.validate(coerced)
+  return result.valid ? { args: coerced } : { error: result.errorMessage ?? 'invalid arguments' }
+}
+
+/** mql's encoding: objects flattened with dots, arrays with numeric segments; an empty object adds nothing. */
+function flatten (value: unknown, key: string, out: string[]): void {
+  if (value === undefined || value === null) return
+  if (Array.isArray(value)) {
+    value.forEach((item, i) => { flatten(item, `${key}.${i}`, out) })
+    return
+  }
+  if (typeof value === 'object') {
+    for (const [name, member] of Object.entries(value)) flatten(member, `${key}.${name}`, out)
+    return
+  }
+  out.push(`${encodeURIComponent(key)}=${encodeURIComponent(String(value))}`)
+}
+
+/** The `GET /` a call stands for: its raw query (no key ever), and the request headers it carries. */
+export interface CallRequest {
+  query: string
+  headers: IncomingHttpHeaders
+}
+
+/**
+ * `url` first, then the tool's parameters; `apiKey` goes nowhere, and only the `x-api-header-*` entries of `headers`
+ * (with those of the POST itself, which they override) reach the parser, as request headers.
+ */
+export function callRequest (tool: Tool, args: Args, postHeaders: IncomingHttpHeaders): CallRequest {
+  const { apiKey: _key, headers, ...rest } = args
+  const parts: string[] = []
+  const { url, ...params } = tool.params(rest)
+  flatten(url, 'url', parts)
+  for (const [name, value] of Object.entries(params)) flatten(value, name, parts)
+  const forwarded: IncomingHttpHeaders = {}
+  for (const [name, value] of Object.entries(postHeaders)) {
+    if (name.startsWith(API_HEADER_PREFIX)) forwarded[name] = value
+  }
+  if (headers !== null && typeof headers === 'object') {
+    for (const [name, value] of Object.entries(headers)) {
+      const lower = name.toLowerCase()
+      if (lower.startsWith(API_HEADER_PREFIX) && lower.length > API_HEADER_PREFIX.length) forwarded[lower] = String(value)
+    }
+  }
+  return { query: parts.join('&'), headers: forwarded }
+}
+
+function textOf (value: unknown): string {
+  return JSON.stringify(value) ?? 'null'
+}
+
+/** A success: `{data: V}` as structured content and V as JSON text (docs/api.md §15). */
+export function toolResult (value: unknown, image?: { data: string, mimeType: string }): CallToolResult {
+  const content: CallToolResult['content'] = [{ type: 'text', text: textOf(value) }]
+  if (image !== undefined) content.push({ type: 'image', data: image.data, mimeType: image.mimeType })
+  return { structuredContent: { data: value }, content }
+}
+
+/** The fields of the error envelope an agent gets (docs/api.md §11, §15); ERATE adds a hint. */
+export interface ToolErrorFields {
+  message: string
+  code: string
+  status: 'fail' | 'error'
+  statusCode: number
+  url: string
+  more: string
+  hint?: string
+}
+
+export function toolError (err: AppError, url: string, docsUrl: string, hint?: string): CallToolResult {
+  const fields: ToolErrorFields = {
+    message: err.message,
+    code: err.code,
+    status: err.status >= 500 ? 'error' : 'fail',
+    statusCode: err.status,
+    url,
+    more: `${docsUrl}#${err.code.toLowerCase()}`,
+    ...(hint === undefined ? {} : { hint })
+  }
+  return { isError: true, structuredContent: { error: fields }, content: [{ type: 'text', text: textOf(fields) }] }
+}

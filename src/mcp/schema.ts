@@ -1,0 +1,132 @@
+// The tools' input schemas (docs/api.md §15), generated from the parameter table (schemas/parameters.ts): a property
+// named after a query parameter takes that parameter's JSON Schema and description, and its documented sub-keys
+// become nested properties, so a tool's inputs cannot drift from the API's parameters. The few properties that are
+// no parameter of their own (a rule's keys, oEmbed sizes, Lighthouse settings) come from the shapes their values go
+// under. Lenient inputs (`"true"`, a JSON string of an object) are coerced here before validation.
+import type { ShapeSpec } from '../schemas/grammar.ts'
+import type { JsonSchema, ParamDoc } from '../schemas/param-doc.ts'
+import type { OptionName } from '../schemas/derived.ts'
+import { specOf } from '../schemas/derived.ts'
+import { IFRAME_SHAPE, LIGHTHOUSE_SHAPE, RULE } from '../schemas/shapes.ts'
+
+/** A JSON Schema object as the MCP `inputSchema` carries it. */
+export type Schema = Record<string, unknown>
+
+function typesOf (schema: Schema): string[] {
+  const type = schema.type
+  if (typeof type === 'string') return [type]
+  return Array.isArray(type) ? type as string[] : []
+}
+
+/**
+ * The schema of a documented position: its own schema and description, with its documented sub-keys nested. Rules
+ * nest (`attr.<field>` holds rules again): a set of keys already open on the way down is not opened again, and a
+ * list of rules shows its items only when they differ from the object form.
+ */
+function fromShape (doc: ParamDoc | undefined, shape: ShapeSpec, seen: ReadonlySet<object>): Schema {
+  const out: Record<string, unknown> = { ...(doc?.schema ?? {}) }
+  delete out.examples
+  if (doc !== undefined) out.description = doc.description
+  const types = typesOf(out)
+  const takesObject = types.length === 0 || types.includes('object')
+  const inner = new Set<object>([...seen, shape])
+  if (shape.keys !== undefined) inner.add(shape.keys)
+  if (takesObject && shape.keys !== undefined && !seen.has(shape.keys)) {
+    const properties: Record<string, Schema> = {}
+    for (const [name, kid] of Object.entries(shape.keys)) {
+      if (kid.doc === undefined || kid.rejected === true || seen.has(kid)) continue
+      properties[name] = fromShape(kid.doc, kid, inner)
+    }
+    if (Object.keys(properties).length > 0) out.properties = properties
+  }
+  const child = shape.map?.child
+  if (takesObject && child !== undefined && !seen.has(child) && !(child.keys !== undefined && inner.has(child.keys))) {
+    out.additionalProperties = fromShape(child.doc, child, inner)
+  }
+  const items = shape.items
+  if (types.includes('array') && items?.keys !== undefined && items.keys !== shape.keys && !seen.has(items)) {
+    out.items = fromShape(items.doc, items, inner)
+  }
+  return out
+}
+
+/** The schema of a query parameter, from its entry in the table. */
+export function parameterSchema (name: OptionName): Schema {
+  const spec = specOf(name)
+  return fromShape(spec.doc, spec.shape, new Set())
+}
+
+/** A parameter's schema with the tool's own wording in front of the table's. */
+export function parameterAs (name: OptionName, lead: string): Schema {
+  const schema = parameterSchema(name)
+  return { ...schema, description: `${lead} ${String(schema.description)}` }
+}
+
+/** A key of a `data` rule (`selector`, `selectorAll`, `attr`, `type`), as the rule shape documents it. */
+export function ruleKeySchema (key: keyof typeof RULE.keys): Schema {
+  const kid: ShapeSpec = RULE.keys[key]
+  return fromShape(kid.doc, kid, new Set<object>([RULE, RULE.keys]))
+}
+
+/** An `iframe.<name>` sent to the oEmbed provider, as a positive integer (a numeric string is accepted). */
+export function oembedSizeSchema (what: string): Schema {
+  const doc = IFRAME_SHAPE.map.child.doc
+  return { type: 'integer', minimum: 1, description: `${what}. ${doc?.description ?? ''}`.trim() }
+}
+
+/** A Lighthouse setting under `insights.lighthouse.`: `output` as documented, the others as lists of ids. */
+export function lighthouseSchema (key: 'output' | 'onlyCategories' | 'onlyAudits' | 'skipAudits'): Schema {
+  if (key === 'output') {
+    const kid: ShapeSpec = LIGHTHOUSE_SHAPE.keys.output
+    return fromShape(kid.doc, kid, new Set())
+  }
+  const settings = LIGHTHOUSE_SHAPE.map.child.doc?.description ?? ''
+  return { type: 'array', items: { type: 'string' }, description: `Lighthouse's \`${key}\` setting. ${settings}` }
+}
+
+/** A property that is no query parameter (`apiKey`, `square`, `code`): a schema written out. */
+export function own (schema: JsonSchema, description: string): Schema {
+  return { ...schema, description }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Lenient inputs (docs/api.md §15): coerced towards the schema before it validates.
+
+const NUMERIC = /^-?(\d+(\.\d*)?|\.\d+)$/
+
+function coerceValue (value: unknown, schema: Schema | undefined): unknown {
+  if (schema === undefined) return value
+  const types = typesOf(schema)
+  if (typeof value === 'string' && types.includes('boolean') && /^\s*(true|false)\s*$/i.test(value)) return value.trim().toLowerCase() === 'true'
+  if (typeof value === 'string' && !types.includes('string')) {
+    const trimmed = value.trim()
+    if ((types.includes('integer') || types.includes('number')) && NUMERIC.test(trimmed)) return Number(trimmed)
+    if ((types.includes('object') && trimmed.startsWith('{')) || (types.includes('array') && trimmed.startsWith('['))) {
+      try {
+        return coerceValue(JSON.parse(trimmed), schema)
+      } catch {
+        return value
+      }
+    }
+    return value
+  }
+  if (Array.isArray(value)) {
+    const items = schema.items as Schema | undefined
+    return items === undefined ? value : value.map((item) => coerceValue(item, items))
+  }
+  if (value !== null && typeof value === 'object') return coerceObject(value as Record<string, unknown>, schema)
+  return value
+}
+
+/** An object's members coerced by the schema's properties (or its schema for other names); a new object. */
+export function coerceObject (value: Readonly<Record<string, unknown>>, schema: Schema): Record<string, unknown> {
+  const properties = (schema.properties ?? {}) as Record<string, Schema>
+  const rest = typeof schema.additionalProperties === 'object' ? schema.additionalProperties as Schema : undefined
+  const out: Record<string, unknown> = {}
+  for (const [name, member] of Object.entries(value)) {
+    const known = Object.hasOwn(properties, name) ? properties[name] : rest
+    // Defined as an own property, so a member named `__proto__` stays data.
+    Object.defineProperty(out, name, { value: coerceValue(member, known), enumerable: true, writable: true, configurable: true })
+  }
+  return out
+}

@@ -1,0 +1,162 @@
+// POST /mcp (docs/api.md §15): the API as MCP tools. Thin, like the other routes: the body is parsed here (this
+// plugin's own JSON parser, bounded), the plan is checked for the whole POST (EPRO, EAUTH as HTTP errors), then the
+// SDK's server (mcp/server.ts) dispatches, and each `tools/call` is served by the steps every route shares
+// (routes/serve.ts): the quota, counted once per call, then the query, cache, single flight and pipeline under the
+// call's deadline. API errors become `isError` results; the POST itself answers 200.
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import type { AppContext } from '../context.ts'
+import { AppError, toAppError } from '../errors.ts'
+import { applyFilter, envelopeOf, getPath } from '../http/reply.ts'
+import { serviceVersion } from '../version.ts'
+import { createMcpServer, type CallTool } from '../mcp/server.ts'
+import { callRequest, toolError, toolResult } from '../mcp/calls.ts'
+import { TOOLS } from '../mcp/tools.ts'
+import { headerValue, type ServeCore, type WatchClient } from './serve.ts'
+
+/** The largest body POST /mcp reads. */
+export const MCP_BODY_LIMIT = 1024 * 1024
+/** Screenshots below this size come back inline too (docs/api.md §15). */
+const INLINE_IMAGE_BYTES = 1024 * 1024
+
+interface Message { method?: unknown, params?: { name?: unknown, arguments?: { apiKey?: unknown } } }
+
+function messagesOf (body: unknown): Message[] {
+  const list = Array.isArray(body) ? body : [body]
+  return list.map((item) => item !== null && typeof item === 'object' ? item as Message : {})
+}
+
+/** The key a request presents: `x-api-key`, else `Authorization: Bearer <key>`. */
+function headerKey (request: FastifyRequest): string | undefined {
+  const key = headerValue(request.headers['x-api-key'])
+  if (key !== undefined) return key
+  const match = /^bearer\s+(\S+)\s*$/i.exec(request.headers.authorization ?? '')
+  return match?.[1]
+}
+
+/** A tool call's own key (`apiKey`), when it brings one. */
+function argumentKey (message: Message): string | undefined {
+  if (message.method !== 'tools/call') return undefined
+  const key = message.params?.arguments?.apiKey
+  return typeof key === 'string' ? key : undefined
+}
+
+function bodyError (detail: string, cause?: unknown): AppError {
+  return new AppError('EINVALQUERY', { data: { body: detail }, cause })
+}
+
+export async function mcpRoutes (app: FastifyInstance, { ctx, core }: { ctx: AppContext, core: ServeCore }): Promise<void> {
+  const server = createMcpServer({ name: 'pagecast', version: serviceVersion(), tools: TOOLS })
+  const json = app.getDefaultJsonParser('error', 'error')
+  // This scope's only parser: JSON, prototype poisoning refused; anything else is Fastify's 415.
+  app.addContentTypeParser('application/json', { parseAs: 'string', bodyLimit: MCP_BODY_LIMIT }, (request, body, done) => {
+    json(request, String(body), (err, parsed) => {
+      if (err === null) done(null, parsed)
+      else done(bodyError('The body is not valid JSON.', err))
+    })
+  })
+  app.setErrorHandler(async (err: Error & { code?: string }, _request, reply) => {
+    // Fastify's own body errors, said plainly; everything else goes to the app's handler unchanged.
+    if (err.code === 'FST_ERR_CTP_BODY_TOO_LARGE') throw bodyError(`The body is larger than ${MCP_BODY_LIMIT} bytes.`, err)
+    if (err.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') throw bodyError('The body must be JSON (content-type: application/json).', err)
+    if (err.code === 'FST_ERR_CTP_EMPTY_JSON_BODY') throw bodyError('The body is empty; it must be a JSON-RPC message.', err)
+    throw err
+  })
+
+  /** Plan of the whole POST (docs/api.md §15): on free no key at all; on pro a registered key for every message. */
+  function checkPlan (request: FastifyRequest, messages: Message[]): void {
+    const fromHeader = headerKey(request)
+    if (core.plan === 'free') {
+      core.checkPlan(fromHeader)
+      return
+    }
+    for (const message of messages) core.checkPlan(argumentKey(message) ?? fromHeader)
+  }
+
+  function watchClient (reply: FastifyReply, signal: AbortSignal): WatchClient {
+    return (abort) => {
+      const onClose = (): void => { if (!reply.raw.writableFinished) abort() }
+      reply.raw.once('close', onClose)
+      signal.addEventListener('abort', abort, { once: true })
+      return () => {
+        reply.raw.removeListener('close', onClose)
+        signal.removeEventListener('abort', abort)
+      }
+    }
+  }
+
+  function callerFor (request: FastifyRequest, reply: FastifyReply): CallTool {
+    const base = `${request.protocol}://${request.host}/`
+    return async (prepared, args, signal) => {
+      const { tool } = prepared
+      const { query, headers } = callRequest(tool, args, request.headers)
+      const url = `${base}?${query}`
+      try {
+        if (core.plan === 'free' && args.apiKey !== undefined) core.checkPlan(String(args.apiKey))
+        reply.headers(await countCall(request, reply))
+        return await core.run(query, headers, request.log, watchClient(reply, signal), async ({ served, options }) => {
+          const envelope = envelopeOf(served)
+          const data = options.filter === undefined ? envelope.data : applyFilter(envelope.data, options.filter)
+          const path = tool.value ?? options.embed
+          const value = path === undefined ? data : getPath(data, path)
+          if (path !== undefined && tool.value === undefined && (value === undefined || value === null)) {
+            throw new AppError('ENOTFOUND', { data: { embed: `The \`${path}\` field has no value.` } })
+          }
+          if (value === undefined || value === null) return toolResult(tool.empty ?? null)
+          if (tool.name !== 'microlink_screenshot') return toolResult(value)
+          return toolResult(value, await inlineImage(served.fresh?.files.screenshot, served.entry.meta.files.screenshot))
+        })
+      } catch (err) {
+        const appError = toAppError(err)
+        request.log[appError.status >= 500 ? 'error' : 'info']({ tool: tool.name, code: appError.code, detail: appError.data, ...(appError.status >= 500 ? { err: appError.cause ?? appError } : {}) }, 'tool call failed')
+        return toolError(appError, url, ctx.config.docsUrl, appError.code === 'ERATE' ? rateHint(appError) : undefined)
+      }
+    }
+  }
+
+  /** Counts one call on free; a spent quota still tells the client its state in the headers, as GET / does. */
+  async function countCall (request: FastifyRequest, reply: FastifyReply): Promise<Record<string, string>> {
+    try {
+      return await core.countQuota(request.ip, request.log)
+    } catch (err) {
+      if (err instanceof AppError && err.code === 'ERATE') {
+        const { 'retry-after': _retry, ...quota } = err.headers
+        reply.headers(quota)
+      }
+      throw err
+    }
+  }
+
+  function rateHint (err: AppError): string {
+    const reset = Number(err.headers['x-rate-limit-reset'])
+    const when = Number.isFinite(reset) ? new Date(reset * 1000).toISOString() : 'in at most 24 hours'
+    return `The free quota of ${ctx.config.freeDailyLimit} calls a day is spent; it resets at ${when}. The pro listener (port ${ctx.config.proPort}, with an API key) has no quota.`
+  }
+
+  async function inlineImage (inHand: { body: Buffer, contentType: string } | undefined, key: string | undefined): Promise<{ data: string, mimeType: string } | undefined> {
+    const file = inHand ?? (key === undefined ? undefined : await ctx.storage.get(key))
+    if (file === undefined || file.body.length >= INLINE_IMAGE_BYTES) return undefined
+    return { data: file.body.toString('base64'), mimeType: file.contentType }
+  }
+
+  app.post('/mcp', { bodyLimit: MCP_BODY_LIMIT }, async (request, reply) => {
+    if (request.body === undefined) throw bodyError('A JSON-RPC message is required (content-type: application/json).')
+    checkPlan(request, messagesOf(request.body))
+    const accept = request.headers.accept ?? ''
+    const answer = await server.handle({
+      body: request.body,
+      sse: accept.includes('text/event-stream') && !accept.includes('application/json') && !accept.includes('*/*'),
+      protocolVersion: headerValue(request.headers['mcp-protocol-version']),
+      call: callerFor(request, reply)
+    })
+    reply.code(answer.status)
+    if (answer.contentType !== undefined) reply.type(answer.contentType)
+    return await reply.send(answer.body === '' ? undefined : answer.body)
+  })
+
+  // Stateless: there is no stream to open and no session to end (docs/api.md §15). HEAD follows GET.
+  app.get('/mcp', async (_request, reply) => {
+    return await reply.code(405).header('allow', 'POST').type('application/json; charset=utf-8')
+      .send({ jsonrpc: '2.0', error: { code: -32000, message: 'Method not allowed: POST /mcp takes one JSON-RPC message per request; there is no stream to open.' }, id: null })
+  })
+}
+
