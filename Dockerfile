@@ -19,7 +19,7 @@ ARG VERSION=0.1.0
 LABEL org.opencontainers.image.title="pagecast" \
       org.opencontainers.image.description="Self-hosted web page data extraction service speaking the Microlink API" \
       org.opencontainers.image.version="${VERSION}" \
-      org.opencontainers.image.licenses="MIT" \
+      org.opencontainers.image.licenses="MIT AND GPL-3.0-only" \
       org.opencontainers.image.base.name="${NODE_IMAGE}"
 RUN apt-get update \
  && apt-get install -y --no-install-recommends chromium fonts-liberation fonts-noto-core fonts-noto-cjk fonts-noto-color-emoji \
@@ -29,6 +29,8 @@ WORKDIR /app
 COPY --from=build /app/node_modules ./node_modules
 COPY package.json ./
 COPY src ./src
+# The fingerprint set of insights.technologies: data under its own licence (data/wappalyzer/README.md).
+COPY data ./data
 
 ENV NODE_ENV=production \
     CHROMIUM_PATH=/usr/bin/chromium \
