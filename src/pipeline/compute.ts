@@ -56,8 +56,10 @@ async function compute (ctx: AppContext, options: ExtractOptions, run: ComputeRu
 
   const rules = outputs.data
   const avKinds = AV_KINDS.filter(kind => outputs[kind])
-  // oEmbed discovery, video and audio read the page, so they load it even with `meta=false` (docs/api.md §3.4).
-  const readsPage = outputs.meta !== false || rules !== undefined || outputs.iframe !== false || avKinds.length > 0
+  const technologies = outputs.insights !== false && outputs.insights.technologies
+  // oEmbed discovery, video, audio and technologies read the page, so they load it even with `meta=false`
+  // (docs/api.md §3.4).
+  const readsPage = outputs.meta !== false || rules !== undefined || outputs.iframe !== false || avKinds.length > 0 || technologies
   if (!readsPage && mode !== 'prerender') {
     // Nothing needs the page: no fetch at all, but the target is still resolved and checked.
     await ctx.guard.assertUrlResolvesAllowed(new URL(target.url))
@@ -116,7 +118,13 @@ async function compute (ctx: AppContext, options: ExtractOptions, run: ComputeRu
       ctx,
       outputs,
       reply,
-      page: { url: loaded.url, requestedUrl: target.url, ...(document === undefined ? {} : { document }) },
+      page: {
+        url: loaded.url,
+        requestedUrl: target.url,
+        headers: loaded.headers,
+        ...(document === undefined ? {} : { document }),
+        ...(loaded.rendered?.values.technologies === undefined ? {} : { globals: loaded.rendered.values.technologies })
+      },
       cacheKey: run.cacheKey,
       ttl: ttlFor(cache.ttl, loaded.statusCode),
       signal: run.signal,

@@ -6,10 +6,13 @@ import { evaluateProducer } from './evaluate.ts'
 import { functionProducer } from './function.ts'
 import { pdfProducer } from './pdf.ts'
 import { screenshotProducer } from './screenshot.ts'
+import { technologiesProducer } from './technologies.ts'
 
 export type { Evaluated, FileExt, FunctionResult, FileKind, GeneratedFile, ProducedValues, Producer, ProducerContext, ValueKind } from './producer.ts'
 
 export const PRODUCERS: ReadonlyArray<Producer<never>> = Object.freeze([
+  // The page as it loaded, before any user code (`evaluate`, `function`) changes its globals.
+  technologiesProducer as Producer<never>,
   // docs/api.md §3.6: `evaluate` runs before the captures.
   evaluateProducer as Producer<never>,
   // then `function`, after the rules' own code and before the captures, which show what it left.

@@ -9,6 +9,7 @@ import type { Budget } from '../page/budget.ts'
 import type { PageCdpSession } from '../page/cdp-session.ts'
 import type { LoadedPage } from '../steps/index.ts'
 import type { FileExt, FileKind } from '../../storage/index.ts'
+import type { PageGlobals } from '../../insights/signals.ts'
 
 // The kinds and extensions of generated files are storage's (they are part of its key grammar): one declaration.
 export type { FileExt, FileKind } from '../../storage/index.ts'
@@ -53,6 +54,8 @@ export interface ProducedValues {
   evaluate: Readonly<Record<string, Evaluated>>
   /** The outcome of `function`. */
   function: FunctionResult
+  /** What `insights.technologies` reads in the page: JS globals, DOM properties, the browser's cookies. */
+  technologies: PageGlobals
 }
 
 export type ValueKind = keyof ProducedValues

@@ -4,6 +4,7 @@ import type { EnrichContext, Enricher, Extraction } from './enricher.ts'
 import { storedFilesEnricher } from './stored-files.ts'
 import { iframeEnricher } from './iframe.ts'
 import { paletteEnricher } from './palette.ts'
+import { insightsEnricher } from './insights.ts'
 
 export type { EnrichContext, Enricher, Extraction, LoadedPage } from './enricher.ts'
 
@@ -11,7 +12,8 @@ export const ENRICHERS: readonly Enricher[] = Object.freeze([
   storedFilesEnricher,
   iframeEnricher,
   // After the files are stored: the screenshot is one of the image-like media objects it colours.
-  paletteEnricher
+  paletteEnricher,
+  insightsEnricher
 ])
 
 /** Runs the enrichers that apply, in order, timing each under its name. */
