@@ -52,6 +52,7 @@ class Matcher {
   private readonly signals: PageSignals
   private readonly hits: Found[] = []
   private index: DomIndex | undefined
+  private scriptSrcLower: string | undefined
 
   constructor (signals: PageSignals) {
     this.signals = signals
@@ -78,8 +79,12 @@ class Matcher {
     }
   }
 
-  private many (patterns: readonly Pattern[], values: readonly string[]): void {
-    for (const pattern of patterns) values.some((value) => this.add(pattern, value))
+  /** Patterns over a list (script URLs); a pattern whose literal is in none of them is not run. */
+  private many (patterns: readonly Pattern[], values: readonly string[], joined: string): void {
+    for (const pattern of patterns) {
+      if (pattern.literal !== null && !joined.includes(pattern.literal)) continue
+      values.some((value) => this.add(pattern, value))
+    }
   }
 
   private keyed (checks: readonly Keyed[], lookup: (key: string) => readonly string[]): void {
@@ -120,7 +125,10 @@ class Matcher {
     this.one(fp.scripts, s.scripts)
     this.one(fp.css, s.css)
     this.one(fp.text, s.text)
-    this.many(fp.scriptSrc, s.scriptSrc)
+    if (fp.scriptSrc.length > 0) {
+      this.scriptSrcLower ??= s.scriptSrc.join('\n').toLowerCase()
+      this.many(fp.scriptSrc, s.scriptSrc, this.scriptSrcLower)
+    }
     this.keyed(fp.headers, (key) => { const v = s.headers[key]; return v === undefined ? [] : [v] })
     this.keyed(fp.meta, (key) => s.meta.filter(([name]) => name === key).map(([, content]) => content))
     for (const { name, pattern } of fp.cookies) {

@@ -13,7 +13,7 @@ export interface Pattern {
   readonly confidence: number
   /** The version template, '' when the pattern gives none. */
   readonly version: string
-  /** Lower-case ASCII text every match contains (bounded patterns only), so most patterns skip a page unrun. */
+  /** Lower-case ASCII text every match contains, so most patterns skip a page unrun. */
   readonly literal: string | null
 }
 
@@ -73,7 +73,7 @@ export function parsePattern (text: string, bounded = false): Pattern | null {
   try {
     // `u` is not used: the set is written for the non-unicode dialect (`\/`, `\-` outside classes).
     const regex = new RegExp(bounded ? boundRepetitions(expression) : expression, 'i')
-    return { regex, confidence, version, literal: bounded ? requiredLiteral(expression) : null }
+    return { regex, confidence, version, literal: requiredLiteral(expression) }
   } catch {
     return null
   }

@@ -165,8 +165,8 @@ export const LIGHTHOUSE_SHAPE = {
 export const INSIGHTS_SHAPE = {
   json: 'strict',
   keys: {
-    technologies: leaf('Technologies detected from a bundled Wappalyzer-format fingerprint set.', { ...BOOLEAN, default: true }),
-    lighthouse: { ...LIGHTHOUSE_SHAPE, doc: doc('Runs Lighthouse on the target (needs the browser).', { ...SWITCH, default: true }) }
+    technologies: leaf('`data.insights.technologies`: `[{name, confidence, version, logo, url, categories}]` matched on the HTML, headers, cookies, script URLs and meta tags (plus JS globals when rendered) against a bundled Wappalyzer-format fingerprint set.', { ...BOOLEAN, default: true }),
+    lighthouse: { ...LIGHTHOUSE_SHAPE, doc: doc('Lighthouse report (not built yet: the request uses the browser, and `data.insights` has no `lighthouse` member).', { ...SWITCH, default: true }) }
   }
 } as const satisfies ShapeSpec
 
