@@ -4,6 +4,7 @@ import closeWithGrace from 'close-with-grace'
 import { ConfigError, loadConfig, loadEnvFile } from './config.ts'
 import { createLogger } from './logger.ts'
 import { re2Status } from './metadata/re2.ts'
+import { bundledFingerprints } from './insights/fingerprints.ts'
 import { closeContext, createContext } from './context.ts'
 import { buildApp, buildMetricsApp } from './app.ts'
 
@@ -25,6 +26,10 @@ async function main (): Promise<void> {
   const runtime = { node: process.version, envFile: envFile ? '.env' : undefined }
   if (re2.active) log.info({ ...runtime, re2: true }, 're2 active: metadata URL matching runs in linear time')
   else log.warn({ ...runtime, re2: false, reason: re2.reason }, 're2 not loaded: metadata URL matching falls back to backtracking RegExp; see docs/operations.md#installing')
+  // The fingerprint set of insights.technologies, compiled now rather than on the first request that asks for it.
+  const tf = performance.now()
+  const fingerprints = bundledFingerprints()
+  log.info({ technologies: fingerprints.technologies.size, ms: Math.round(performance.now() - tf) }, 'fingerprint set compiled')
   const ctx = await createContext(config, log)
   const free = await buildApp(ctx, { plan: 'free' })
   const pro = await buildApp(ctx, { plan: 'pro' })
