@@ -173,7 +173,7 @@ export const TOOLS: readonly Tool[] = [
   collection('emails', 'Lists the e-mail addresses found in a page\'s HTML, `mailto:` links included, lower-cased and de-duplicated. An empty list when there are none.'),
   {
     name: 'microlink_technologies',
-    description: 'Asks for the technologies a site is built with (`insights.technologies`). pagecast reads the parameter but does not detect technologies yet: the value is null.',
+    description: 'Detects the technologies a site is built with (`insights.technologies`): `[{name, confidence, version, logo, url, categories}]` from a bundled Wappalyzer-format fingerprint set (HTML, headers, cookies, script URLs, meta tags; JS globals when the page is rendered).',
     properties: params('data'),
     params: (args) => ({ meta: false, ...args, insights: { technologies: true, lighthouse: false } }),
     value: 'insights.technologies'
