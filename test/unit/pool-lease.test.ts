@@ -28,7 +28,7 @@ describe('taint', () => {
     expect(Object.values(taint).every((value) => !value)).toBe(true)
     Object.assign(taint, { context: true, page: true, viewport: true, timeouts: true, headers: true })
     pageReplaced(taint)
-    expect(taint).toEqual({ context: true, page: false, viewport: false, timeouts: false, headers: false })
+    expect(taint).toEqual({ context: true, page: false, viewport: false, timeouts: false, intercept: false, consent: false })
   })
 })
 
