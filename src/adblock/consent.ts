@@ -13,6 +13,14 @@ import path from 'node:path'
 
 /** Where the page keeps autoconsent's reports. */
 const STATUS_KEY = 'pagecast.autoconsent'
+/** The per-job switch: the consent script does nothing in a document until it is set. */
+const SWITCH_KEY = 'pagecast.autoconsent.on'
+
+/**
+ * The job's switch, a document-start script added after the consent script (so it runs after it): registering the
+ * ~400 kB consent script costs a CDP round trip of its size, so it is added once per page and this one per job.
+ */
+export const CONSENT_SWITCH_SCRIPT = `globalThis[Symbol.for(${JSON.stringify(SWITCH_KEY)})] = true`
 
 /** autoconsent's configuration (the `initResp` message, autoconsent docs/api.md). */
 const CONFIG = Object.freeze({
@@ -49,16 +57,23 @@ export interface ConsentStatus {
 /** Evaluated in the page: autoconsent's reports so far, or null when the script did not run there. */
 export const CONSENT_STATUS_EXPRESSION = `(() => { const s = globalThis[Symbol.for(${JSON.stringify(STATUS_KEY)})]; return s === undefined ? null : { ...s } })()`
 
-/** The content script with its configuration and rules, for Page.addScriptToEvaluateOnNewDocument. */
+/**
+ * The content script with its configuration and rules, for Page.addScriptToEvaluateOnNewDocument: kept on a page
+ * for its life, it starts autoconsent only in documents where CONSENT_SWITCH_SCRIPT ran after it.
+ */
 export async function loadConsentScript (): Promise<string> {
   const require = createRequire(import.meta.url)
   const rulesPath = require.resolve('@duckduckgo/autoconsent/rules/compact-rules.json')
   // The Playwright bundle is not in the package's exports: it sits next to the rules (the version is pinned).
   const bundlePath = path.join(path.dirname(rulesPath), '..', 'dist', 'autoconsent.playwright.js')
   const [rules, bundle] = await Promise.all([readFile(rulesPath, 'utf8'), readFile(bundlePath, 'utf8')])
-  const initResp = `{ type: 'initResp', config: ${JSON.stringify(CONFIG)}, rules: ${rules.trim()} }`
+  // JSON.parse of a string literal parses much faster than the same data as an object literal.
+  const initResp = `{ type: 'initResp', config: ${JSON.stringify(CONFIG)}, rules: JSON.parse(${JSON.stringify(JSON.stringify(JSON.parse(rules)))}) }`
   return `(() => {
-  if (window.top !== window || window.autoconsentReceiveMessage !== undefined) return;
+  if (window.top !== window) return;
+  const SWITCH = Symbol.for(${JSON.stringify(SWITCH_KEY)});
+  const start = () => {
+  if (window.autoconsentReceiveMessage !== undefined) return;
   const status = { detected: false, popup: false, done: false };
   Object.defineProperty(globalThis, Symbol.for(${JSON.stringify(STATUS_KEY)}), { value: status });
   window.autoconsentSendMessage = (message) => {
@@ -72,6 +87,10 @@ export async function loadConsentScript (): Promise<string> {
   };
 ${bundle}
   window.autoconsentReceiveMessage(${initResp});
+  };
+  // Off until the job's switch (CONSENT_SWITCH_SCRIPT, a later document-start script) turns it on.
+  if (globalThis[SWITCH] === true) { start(); return }
+  Object.defineProperty(globalThis, SWITCH, { configurable: true, set (on) { if (on === true) { delete globalThis[SWITCH]; start() } } });
 })();
 //# sourceURL=pagecast-autoconsent.js
 `

@@ -12,7 +12,7 @@ import type { RequestType } from '@ghostery/adblocker'
 import { getDomain, getHostname } from 'tldts'
 import { loadConsentScript } from './consent.ts'
 
-export { CONSENT_STATUS_EXPRESSION } from './consent.ts'
+export { CONSENT_STATUS_EXPRESSION, CONSENT_SWITCH_SCRIPT } from './consent.ts'
 export type { ConsentStatus } from './consent.ts'
 
 /** The bundled engine, next to src/ (the Docker image copies assets/ too). */
@@ -58,7 +58,10 @@ export interface Adblocker {
    * rules that apply everywhere, and the generic rules keyed by what the document contains (`features`).
    */
   cosmeticStyles (url: string, features: DomFeatures): string
-  /** The document-start script that runs autoconsent in the page (consent.ts); JavaScript must be on. */
+  /**
+   * The document-start script that runs autoconsent in the page (consent.ts), once CONSENT_SWITCH_SCRIPT turned it
+   * on; JavaScript must be on.
+   */
   readonly consentScript: string
 }
 

@@ -38,7 +38,7 @@ export interface Taint {
    * set back.
    */
   intercept: boolean
-  /** Added the consent script for `adblock` (a document-start script on the pool's session): it is removed. */
+  /** Turned on the consent script for `adblock` (a document-start switch on the pool's session): it is removed. */
   consent: boolean
 }
 

@@ -8,6 +8,7 @@
 // A context's emulation profile (viewport, scale, mobile, touch, user agent, JS, locale) is fixed at creation
 // (emulation.ts), so a lease serves one profile; `LeaseProfile` carries what the reset needs of it.
 import type { BrowserContext, CDPSession, Page } from 'playwright-core'
+import { CONSENT_SWITCH_SCRIPT } from '../../adblock/index.ts'
 import { createEgressProxy } from '../egress-proxy.ts'
 import type { EgressProxy, EgressProxyOptions } from '../egress-proxy.ts'
 import { PageCdpSession } from '../page/cdp-session.ts'
@@ -76,10 +77,10 @@ export class Lease implements GuardedLease {
   /** Jobs served. */
   jobs = 0
   #state: LeaseState = 'busy'
-  /** The identifier of the job's consent script on `session`, while there is one. */
-  #consentScript: string | undefined = undefined
-  /** Whether the Page domain is on in `session`. */
-  #pageDomain = false
+  /** The identifier of the job's consent switch on `session`, while there is one. */
+  #consentSwitch: string | undefined = undefined
+  /** Whether the consent script (off without its switch) is on the page, with `session`'s Page domain. */
+  #consentInstalled = false
   #pageListeners: ListenerSnapshot | undefined = undefined
   #contextListeners: ListenerSnapshot = new Map()
 
@@ -144,20 +145,23 @@ export class Lease implements GuardedLease {
   }
 
   /**
-   * Runs `source` (the consent script) in the top frame of every document the job loads, from document start, until
-   * the reset removes it. It goes through the pool's own CDP session, so Playwright's init scripts (which would
-   * taint the page) are not involved and the page is kept.
+   * Runs the consent script in the top frame of every document the job loads, from document start, until the reset.
+   * The script itself (`source`, ~400 kB) is added once per page through the pool's own CDP session, so
+   * Playwright's init scripts (which would taint the page) are not involved; it does nothing until the job's small
+   * switch script, added after it and removed by the reset, turns it on.
    */
   async addConsentScript (source: string): Promise<void> {
-    if (this.session === undefined) return
+    const session = this.session
+    if (session === undefined) return
     this.taint.consent = true
-    // Chromium runs a session's document-start scripts only once its Page domain is on; it stays on for the page.
-    if (!this.#pageDomain) {
-      await this.session.send('Page.enable')
-      this.#pageDomain = true
+    if (!this.#consentInstalled) {
+      // Chromium runs a session's document-start scripts only once its Page domain is on; both stay for the page.
+      await session.send('Page.enable')
+      await session.send('Page.addScriptToEvaluateOnNewDocument', { source })
+      this.#consentInstalled = true
     }
-    const { identifier } = await this.session.send('Page.addScriptToEvaluateOnNewDocument', { source })
-    this.#consentScript = identifier
+    const { identifier } = await session.send('Page.addScriptToEvaluateOnNewDocument', { source: CONSENT_SWITCH_SCRIPT })
+    this.#consentSwitch = identifier
   }
 
   /** The job let go of the lease: from now on the page's events belong to no job. */
@@ -188,7 +192,7 @@ export class Lease implements GuardedLease {
     } else {
       if (this.#pageListeners !== undefined) restoreListeners(page, this.#pageListeners)
       await page.unrouteAll({ behavior: 'ignoreErrors' })
-      // Before about:blank, so the consent script does not run there.
+      // Before about:blank, so the consent script does not start there.
       await this.#removeConsentScript()
       // A failed navigation commits Chromium's error page a moment later, which can interrupt this one: try again.
       for (let attempt = 1; ; attempt++) {
@@ -250,10 +254,10 @@ export class Lease implements GuardedLease {
   }
 
   async #removeConsentScript (): Promise<void> {
-    const identifier = this.#consentScript
+    const identifier = this.#consentSwitch
     if (!this.taint.consent || identifier === undefined || this.session === undefined) return
     await this.session.send('Page.removeScriptToEvaluateOnNewDocument', { identifier })
-    this.#consentScript = undefined
+    this.#consentSwitch = undefined
     this.taint.consent = false
   }
 
@@ -270,8 +274,8 @@ export class Lease implements GuardedLease {
     this.captureSession = new PageCdpSession(page)
     // A new page has a new session: nothing of the old one's interception or scripts applies to it.
     pageReplaced(this.taint)
-    this.#consentScript = undefined
-    this.#pageDomain = false
+    this.#consentSwitch = undefined
+    this.#consentInstalled = false
     guardPage(page, this)
     const session = await this.context.newCDPSession(page)
     this.session = session
