@@ -29,6 +29,8 @@ WORKDIR /app
 COPY --from=build /app/node_modules ./node_modules
 COPY package.json ./
 COPY src ./src
+# The bundled filter engine for `adblock` (docs/browser.md#adblock).
+COPY assets ./assets
 
 ENV NODE_ENV=production \
     CHROMIUM_PATH=/usr/bin/chromium \
