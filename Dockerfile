@@ -31,6 +31,8 @@ COPY package.json ./
 COPY src ./src
 # The fingerprint set of insights.technologies: data under its own licence (data/wappalyzer/README.md).
 COPY data ./data
+# The bundled filter engine for `adblock` (docs/browser.md#adblock).
+COPY assets ./assets
 
 ENV NODE_ENV=production \
     CHROMIUM_PATH=/usr/bin/chromium \

@@ -24,7 +24,7 @@ type Kind = 'screenshot' | 'pdf'
 interface Setting { kind: Kind, dpr: number, concurrency: number }
 
 /** Runs n jobs with at most c at once; returns throughput (jobs/s) and the median latency (ms). */
-async function drive (n: number, c: number, job: (i: number) => Promise<void>): Promise<{ rate: number, latency: number }> {
+export async function drive (n: number, c: number, job: (i: number) => Promise<void>): Promise<{ rate: number, latency: number }> {
   const latencies: number[] = []
   let next = 0
   const started = performance.now()
@@ -42,9 +42,9 @@ async function drive (n: number, c: number, job: (i: number) => Promise<void>): 
 
 // ---------------------------------------------------------------- the service, in its own process
 
-interface Service { url: string, child: ChildProcess, storage: string, stop: () => Promise<void> }
+export interface Service { url: string, child: ChildProcess, storage: string, stop: () => Promise<void> }
 
-async function startService (fx: FixtureServer): Promise<Service> {
+export async function startService (fx: FixtureServer): Promise<Service> {
   const [free, pro] = [await freePort(), await freePort()]
   const storage = mkdtempSync(path.join(os.tmpdir(), 'pagecast-bench-files-'))
   const child = spawn(process.execPath, ['src/server.ts'], {

@@ -17,6 +17,7 @@ import { createAvFinder, type AvFinder } from './media/discover.ts'
 import { createKeyVerifier } from './http/auth.ts'
 import { desktopUserAgent } from './browser/devices.ts'
 import { createBrowserPool, createLazyBrowserPool, type BrowserPoolOptions, type LazyBrowserPool } from './browser/pool/index.ts'
+import { createAdblockLoader, type AdblockLoader } from './adblock/index.ts'
 import { createMetrics, type ServiceMetrics } from './metrics.ts'
 import { serviceVersion } from './version.ts'
 
@@ -37,6 +38,8 @@ export interface AppContext {
   /** `video` and `audio` (docs/api.md §3.4). */
   av: AvFinder
   browser: LazyBrowserPool
+  /** `adblock`'s filter engine and consent rules (docs/browser.md#adblock), loaded once, at start or on first use. */
+  adblock: AdblockLoader
   /** Prometheus metrics of this context (its own registry). */
   metrics: ServiceMetrics
   verifyKey: (presented: string | undefined) => boolean
@@ -101,6 +104,7 @@ export async function createContext (config: Readonly<Config>, log: Logger, over
     oembed,
     av,
     browser,
+    adblock: createAdblockLoader(),
     metrics: createMetrics({ browserStats: () => browser.stats(), version: serviceVersion() }),
     verifyKey: createKeyVerifier(config.apiKeys),
     background: new Set(),

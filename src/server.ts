@@ -57,6 +57,11 @@ async function main (): Promise<void> {
   }, 'pagecast listening')
   // A warm browser for the first render; /ready says ok while it starts, degraded if it would not (docs/api.md §12.2).
   ctx.browser.warm().catch((err: unknown) => { log.error({ err }, 'browser failed to start; requests will retry it') })
+  // The filter lists load once, here, rather than in the first request with `adblock` (docs/browser.md#adblock).
+  ctx.adblock.get().then(
+    ({ stats }) => { log.info({ adblock: stats }, 'adblock filters loaded') },
+    (err: unknown) => { log.error({ err }, 'adblock filters failed to load; renders with adblock will fail') }
+  )
 }
 
 await main()

@@ -52,6 +52,7 @@ export async function renderPage (ctx: AppContext, options: ExtractOptions, sign
     javascript: emulation.javascript,
     mediaType: emulation.mediaType,
     animations: emulation.animations,
+    adblock: emulation.adblock,
     formValues: someRule(outputs.data, (rule) => Array.isArray(rule.attr) && rule.attr.includes('val'))
   }
   // The target's own address is checked before queueing (docs/api.md §1.4 steps 8-9); the egress layer
@@ -59,6 +60,9 @@ export async function renderPage (ctx: AppContext, options: ExtractOptions, sign
   await ctx.guard.assertUrlResolvesAllowed(new URL(target.url))
   const contextEmulation = emulationOf(emulation, target.headers, await ctx.browser.chromiumVersion())
   const scope = currentEgress()
+  // `adblock` (docs/browser.md#adblock): the pool filters the job's requests and runs the consent script, the
+  // page steps hide what is left.
+  const adblocker = emulation.adblock ? await ctx.adblock.get() : undefined
   for (let attempt = 0; ; attempt++) {
     try {
       return await ctx.browser.run(async (page, info) => {
@@ -73,7 +77,7 @@ export async function renderPage (ctx: AppContext, options: ExtractOptions, sign
         }
         let loaded: LoadedPage
         try {
-          loaded = await loadPage(page, load, budget, { maxRedirects: ctx.config.maxRedirects })
+          loaded = await loadPage(page, load, budget, { maxRedirects: ctx.config.maxRedirects, ...(adblocker === undefined ? {} : { adblocker }) })
         } catch (err) {
           assertNotRefused()
           throw err
@@ -93,7 +97,7 @@ export async function renderPage (ctx: AppContext, options: ExtractOptions, sign
         // The proxy carried this job's requests (`-proxy` in x-fetch-mode), as far as it got to carry any.
         if (scope !== undefined && info.proxied() > 0) scope.carried = true
         return { ...loaded, loadTime, captureTime: performance.now() - t1, files, values }
-      }, { signal, emulation: contextEmulation, proxy: target.proxy })
+      }, { signal, emulation: contextEmulation, proxy: target.proxy, adblock: adblocker })
     } catch (err) {
       const backoff = 250 * 2 ** attempt
       if (!isRetryable(err) || attempt >= target.retry || Date.now() + backoff >= deadline) throw err

@@ -4,6 +4,7 @@
 // Refusal attribution: every context has its own egress proxy, so each refusal belongs to the one job using it.
 // A refusal fails the job only when it hit the job's own main-frame navigation (any redirect hop, meta refresh
 // or script navigation); refused sub-requests just fail inside the page.
+import type { Adblocker } from '../../adblock/index.ts'
 import type { EgressRefusal } from '../egress-proxy.ts'
 import { egressKey } from '../egress-proxy.ts'
 import { refusalError, toBrowserError } from '../errors.ts'
@@ -21,10 +22,16 @@ export interface JobRecord {
   targetOrigin: string | undefined
   /** Aborts when the caller's signal does, when the browser or page dies, or when the pool closes. */
   controller: AbortController
+  /** The filter engine when the job has `adblock` on; undefined when it is off. */
+  adblock: Adblocker | undefined
+  /** Sub-requests the filters blocked or answered with a neutered resource. */
+  blocked: number
 }
 
-export function createJobRecord (scopedHeaders: Record<string, string>, controller: AbortController): JobRecord {
-  return { refusals: [], navigations: [], failedNavigations: [], scopedHeaders, targetOrigin: undefined, controller }
+export function createJobRecord (
+  scopedHeaders: Record<string, string>, controller: AbortController, adblock: Adblocker | undefined = undefined
+): JobRecord {
+  return { refusals: [], navigations: [], failedNavigations: [], scopedHeaders, targetOrigin: undefined, controller, adblock, blocked: 0 }
 }
 
 export function withoutHash (url: string): string {

@@ -33,12 +33,17 @@ export interface Taint {
   viewport: boolean
   /** Changed the page's default timeouts: Playwright's are set back. */
   timeouts: boolean
-  /** Turned on header interception for origin-scoped headers: scheme-only interception is set back. */
-  headers: boolean
+  /**
+   * Turned on the interception of every request (origin-scoped headers, `adblock`): scheme-only interception is
+   * set back.
+   */
+  intercept: boolean
+  /** Turned on the consent script for `adblock` (a document-start switch on the pool's session): it is removed. */
+  consent: boolean
 }
 
 export function cleanTaint (): Taint {
-  return { context: false, page: false, viewport: false, timeouts: false, headers: false }
+  return { context: false, page: false, viewport: false, timeouts: false, intercept: false, consent: false }
 }
 
 /** A new page starts clean of everything but the context's taint. */
@@ -46,7 +51,8 @@ export function pageReplaced (taint: Taint): void {
   taint.page = false
   taint.viewport = false
   taint.timeouts = false
-  taint.headers = false
+  taint.intercept = false
+  taint.consent = false
 }
 
 export interface ReusePolicy {

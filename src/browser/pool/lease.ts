@@ -2,12 +2,13 @@
 // job (measured in bench/pool-strategies.ts). The reset (after the job, before anyone else gets the lease)
 // navigates to about:blank, clears window.name, cookies, permissions, the HTTP cache, the history, and every
 // storage kind (local/session storage, IndexedDB, Cache Storage, ...) of every origin the job touched; closes
-// extra pages; removes the job's listeners and routes. What a reset cannot undo starts over (lease-state.ts's
-// Taint): a job that changed the context gets it closed, one that changed the page in lasting ways a new page.
+// extra pages; removes the job's listeners and routes, and the `adblock` interception and consent script. What a
+// reset cannot undo starts over (lease-state.ts's Taint): a job that changed the context gets it closed, one that changed the page in lasting ways a new page.
 //
 // A context's emulation profile (viewport, scale, mobile, touch, user agent, JS, locale) is fixed at creation
 // (emulation.ts), so a lease serves one profile; `LeaseProfile` carries what the reset needs of it.
 import type { BrowserContext, CDPSession, Page } from 'playwright-core'
+import { CONSENT_SWITCH_SCRIPT } from '../../adblock/index.ts'
 import { createEgressProxy } from '../egress-proxy.ts'
 import type { EgressProxy, EgressProxyOptions } from '../egress-proxy.ts'
 import { PageCdpSession } from '../page/cdp-session.ts'
@@ -76,6 +77,10 @@ export class Lease implements GuardedLease {
   /** Jobs served. */
   jobs = 0
   #state: LeaseState = 'busy'
+  /** The identifier of the job's consent switch on `session`, while there is one. */
+  #consentSwitch: string | undefined = undefined
+  /** Whether the consent script (off without its switch) is on the page, with `session`'s Page domain. */
+  #consentInstalled = false
   #pageListeners: ListenerSnapshot | undefined = undefined
   #contextListeners: ListenerSnapshot = new Map()
 
@@ -132,11 +137,31 @@ export class Lease implements GuardedLease {
     this.job = job
   }
 
-  /** Forwards origin-scoped headers: every request is intercepted until the reset. */
+  /** Forwards origin-scoped headers or filters requests: every request is intercepted until the reset. */
   async interceptAll (): Promise<void> {
     if (this.session === undefined) return
-    this.taint.headers = true
+    this.taint.intercept = true
     await interceptAllRequests(this.session)
+  }
+
+  /**
+   * Runs the consent script in the top frame of every document the job loads, from document start, until the reset.
+   * The script itself (`source`, ~400 kB) is added once per page through the pool's own CDP session, so
+   * Playwright's init scripts (which would taint the page) are not involved; it does nothing until the job's small
+   * switch script, added after it and removed by the reset, turns it on.
+   */
+  async addConsentScript (source: string): Promise<void> {
+    const session = this.session
+    if (session === undefined) return
+    this.taint.consent = true
+    if (!this.#consentInstalled) {
+      // Chromium runs a session's document-start scripts only once its Page domain is on; both stay for the page.
+      await session.send('Page.enable')
+      await session.send('Page.addScriptToEvaluateOnNewDocument', { source })
+      this.#consentInstalled = true
+    }
+    const { identifier } = await session.send('Page.addScriptToEvaluateOnNewDocument', { source: CONSENT_SWITCH_SCRIPT })
+    this.#consentSwitch = identifier
   }
 
   /** The job let go of the lease: from now on the page's events belong to no job. */
@@ -167,6 +192,8 @@ export class Lease implements GuardedLease {
     } else {
       if (this.#pageListeners !== undefined) restoreListeners(page, this.#pageListeners)
       await page.unrouteAll({ behavior: 'ignoreErrors' })
+      // Before about:blank, so the consent script does not start there.
+      await this.#removeConsentScript()
       // A failed navigation commits Chromium's error page a moment later, which can interrupt this one: try again.
       for (let attempt = 1; ; attempt++) {
         try {
@@ -193,12 +220,12 @@ export class Lease implements GuardedLease {
       session.send('Network.clearBrowserCache'),
       session.send('Page.resetNavigationHistory'),
       ...origins.map((origin) => session.send('Storage.clearDataForOrigin', { origin, storageTypes: 'all' })),
-      taint.headers ? interceptSchemesOnly(session) : undefined,
+      taint.intercept ? interceptSchemesOnly(session) : undefined,
       taint.viewport ? page.setViewportSize(this.profile.viewport) : undefined,
       taint.timeouts ? page.setDefaultTimeout(PLAYWRIGHT_DEFAULT_TIMEOUT_MS) : undefined,
       taint.timeouts ? page.setDefaultNavigationTimeout(PLAYWRIGHT_DEFAULT_TIMEOUT_MS) : undefined
     ])
-    taint.headers = false
+    taint.intercept = false
     taint.viewport = false
     taint.timeouts = false
   }
@@ -226,6 +253,14 @@ export class Lease implements GuardedLease {
     return true
   }
 
+  async #removeConsentScript (): Promise<void> {
+    const identifier = this.#consentSwitch
+    if (!this.taint.consent || identifier === undefined || this.session === undefined) return
+    await this.session.send('Page.removeScriptToEvaluateOnNewDocument', { identifier })
+    this.#consentSwitch = undefined
+    this.taint.consent = false
+  }
+
   async #openPage (): Promise<void> {
     this.openingPage = true
     let page: Page
@@ -237,7 +272,10 @@ export class Lease implements GuardedLease {
     this.#deps.counters.pages += 1
     this.page = page
     this.captureSession = new PageCdpSession(page)
+    // A new page has a new session: nothing of the old one's interception or scripts applies to it.
     pageReplaced(this.taint)
+    this.#consentSwitch = undefined
+    this.#consentInstalled = false
     guardPage(page, this)
     const session = await this.context.newCDPSession(page)
     this.session = session

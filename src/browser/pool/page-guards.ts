@@ -6,7 +6,8 @@
 // Egress: every context sends everything through its own egress proxy (egress-proxy.ts), which refuses what the
 // address guard does not allow. On top of that a CDP Fetch handler per page fails non-web schemes (file:,
 // filesystem:) and, when a job forwards origin-scoped headers, sets them on requests for the target's origin only;
-// the job's own navigations are limited to http(s), data: and about:blank.
+// when a job has `adblock` on, it fails the sub-requests the filters block (or answers them with the filter's
+// neutered resource); the job's own navigations are limited to http(s), data: and about:blank.
 import type { BrowserContext, CDPSession, Dialog, Frame, Page, Request, Response } from 'playwright-core'
 import type { EgressRefusal } from '../egress-proxy.ts'
 import { EGRESS_MARKER_HEADER } from '../egress-proxy.ts'
@@ -19,7 +20,7 @@ import type { Taint } from './lease-state.ts'
 
 /** Fetch patterns always on: schemes no page may load (Chromium itself refuses the rest from web content). */
 const SCHEME_PATTERNS = [{ urlPattern: 'file:*' }, { urlPattern: 'filesystem:*' }]
-/** Fetch patterns while origin-scoped headers are forwarded: every request, redirect hops included. */
+/** Fetch patterns while origin-scoped headers are forwarded or ads blocked: every request, redirect hops included. */
 const ALL_PATTERNS = [{ urlPattern: '*', requestStage: 'Request' as const }]
 const WEB_SCHEMES: ReadonlySet<string> = new Set(['http:', 'https:', 'ws:', 'wss:', 'data:', 'blob:'])
 /** Schemes a job may navigate the page to (about: only as about:blank). */
@@ -153,7 +154,7 @@ export async function interceptRequests (session: CDPSession, lease: GuardedLeas
   await interceptSchemesOnly(session)
 }
 
-/** Intercepts every request too, while a job forwards origin-scoped headers. */
+/** Intercepts every request too, while a job forwards origin-scoped headers or blocks ads. */
 export async function interceptAllRequests (session: CDPSession): Promise<void> {
   await session.send('Fetch.enable', { patterns: [...SCHEME_PATTERNS, ...ALL_PATTERNS] })
 }
@@ -172,13 +173,41 @@ function onRequestPaused (lease: GuardedLease, session: CDPSession, event: Pause
     session.send('Fetch.failRequest', { requestId, errorReason: 'BlockedByClient' }).catch(noop)
     return
   }
-  if (job === undefined || Object.keys(job.scopedHeaders).length === 0) {
+  if (job === undefined) {
     session.send('Fetch.continueRequest', { requestId }).catch(noop)
     return
   }
-  if (job.targetOrigin === undefined && event.resourceType === 'Document' && event.frameId === lease.mainFrameId) {
-    job.targetOrigin = originOf(request.url)
+  const mainDocument = event.resourceType === 'Document' && event.frameId === lease.mainFrameId
+  if (job.targetOrigin === undefined && mainDocument) job.targetOrigin = originOf(request.url)
+  // The job's own page is never filtered; everything it loads is.
+  if (job.adblock !== undefined && !mainDocument && blockRequest(job, session, event)) return
+  if (Object.keys(job.scopedHeaders).length === 0) {
+    session.send('Fetch.continueRequest', { requestId }).catch(noop)
+    return
   }
   const headers = headersForRequest(request.headers, request.url, job.targetOrigin, job.scopedHeaders)
   session.send('Fetch.continueRequest', { requestId, headers }).catch(noop)
+}
+
+/** Fails or answers a request the job's filters match; false when they let it through. */
+function blockRequest (job: JobRecord, session: CDPSession, event: PausedRequest): boolean {
+  const adblock = job.adblock
+  if (adblock === undefined) return false
+  const { requestId, request } = event
+  const type = event.resourceType === 'Document' ? 'sub_frame' : event.resourceType.toLowerCase()
+  const sourceUrl = request.headers.Referer ?? request.headers.referer ?? job.navigations.at(-1) ?? request.url
+  const verdict = adblock.match({ url: request.url, sourceUrl, type })
+  if (verdict.action === 'allow') return false
+  job.blocked += 1
+  if (verdict.action === 'redirect') {
+    session.send('Fetch.fulfillRequest', {
+      requestId,
+      responseCode: 200,
+      responseHeaders: [{ name: 'content-type', value: verdict.contentType }, { name: 'access-control-allow-origin', value: '*' }],
+      body: verdict.body.toString('base64')
+    }).catch(noop)
+  } else {
+    session.send('Fetch.failRequest', { requestId, errorReason: 'BlockedByClient' }).catch(noop)
+  }
+  return true
 }

@@ -55,7 +55,7 @@ export class JobRunner {
     run.signal.addEventListener('abort', onCallerAbort, { once: true })
     if (run.signal.aborted) onCallerAbort()
     const { signal } = controller
-    const record = createJobRecord(splitForwardedHeaders(run.emulation.extraHTTPHeaders).originScoped, controller)
+    const record = createJobRecord(splitForwardedHeaders(run.emulation.extraHTTPHeaders).originScoped, controller, run.adblock)
     let jobPromise: Promise<T> | undefined
     let lease: Lease | undefined
     try {
@@ -81,6 +81,7 @@ export class JobRunner {
         refusals: () => record.refusals,
         refusedNavigation: () => refusedNavigation(record),
         captureSession: () => captureSession,
+        blockedRequests: () => record.blocked,
         discardPage: () => { held.taint.page = true },
         proxied: () => held.proxy.stats().jobProxied
       }
@@ -106,7 +107,7 @@ export class JobRunner {
     }
   }
 
-  /** Makes an abort close the page, then applies the job's own emulation and header forwarding. */
+  /** Makes an abort close the page, then applies the job's own emulation, header forwarding and `adblock`. */
   async #prepare (lease: Lease, page: Page, run: PoolRunOptions, record: JobRecord): Promise<void> {
     const { signal } = record.controller
     // Abort closes the page: every pending Playwright call on it rejects at once.
@@ -117,7 +118,9 @@ export class JobRunner {
     signal.addEventListener('abort', onAbort, { once: true })
     try {
       await applyPageEmulation(page, run.emulation)
-      if (Object.keys(record.scopedHeaders).length > 0) await lease.interceptAll()
+      if (Object.keys(record.scopedHeaders).length > 0 || record.adblock !== undefined) await lease.interceptAll()
+      // The consent script needs page scripts; without them the cosmetic filters alone hide banners.
+      if (record.adblock !== undefined && lease.profile.javaScriptEnabled) await lease.addConsentScript(record.adblock.consentScript)
     } catch (err) {
       if (signal.aborted) throw abortError(signal)
       throw toBrowserError(err, 'context')

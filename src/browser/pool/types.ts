@@ -1,6 +1,7 @@
 // The browser pool's public interface (what src/context.ts, lazy-pool.ts and the pipeline see), and the counters
 // its parts share.
 import type { Page } from 'playwright-core'
+import type { Adblocker } from '../../adblock/index.ts'
 import type { AddressGuard } from '../../net/guard.ts'
 import type { EgressRefusal } from '../egress-proxy.ts'
 import type { Emulation } from '../emulation.ts'
@@ -70,6 +71,8 @@ export interface JobInfo {
   refusedNavigation (): EgressRefusal | undefined
   /** The page's CDP session for captures (producers/capture-session.ts), kept by the pool for the page's life. */
   captureSession (): PageCdpSession
+  /** Sub-requests `adblock` blocked so far in this job. */
+  blockedRequests (): number
   /** Marks the page as not to be reused: the lease replaces it once the job is released (user code ran past its limit). */
   discardPage (): void
   /** Connections this job opened through its `proxy` so far (0 without one). */
@@ -83,6 +86,11 @@ export interface PoolRunOptions {
   emulation: Emulation
   /** The job's `proxy` (href with credentials): every request of the job goes through it, behind the egress layer. */
   proxy?: string | undefined
+  /**
+   * `adblock` on: the engine that filters the job's sub-requests, whose consent script runs in its documents
+   * (docs/browser.md#adblock). Undefined: nothing is filtered.
+   */
+  adblock?: Adblocker | undefined
 }
 
 export interface BrowserPoolStats {

@@ -9,6 +9,8 @@ import { DEFAULT_MAX_REDIRECTS } from '../../config.ts'
 import { abortable, throwIfAborted } from '../../util/abort.ts'
 import { trackNetwork } from '../network-idle.ts'
 import { WAIT_SHARE, type Budget } from '../page/budget.ts'
+import type { Adblocker } from '../../adblock/index.ts'
+import { adblockStep } from './adblock.ts'
 import { afterNavigationStep } from './after-navigation.ts'
 import { animationsStep } from './animations.ts'
 import { formValuesStep } from './form-values.ts'
@@ -34,6 +36,7 @@ export const PAGE_STEPS: readonly PageStep[] = Object.freeze([
   injectStep,
   interactStep,
   settleStep,
+  adblockStep,
   formValuesStep
 ])
 
@@ -49,6 +52,8 @@ export interface LoadPageOptions {
   afterNavigation?: (page: Page, budget: Budget) => Promise<void>
   /** Redirects the navigation may follow (MAX_REDIRECTS, docs/api.md §3.1 EMAXREDIRECTS); 10 by default. */
   maxRedirects?: number
+  /** The filter engine, for a page loaded with `adblock` on (the pool job must have it too). */
+  adblocker?: Adblocker
 }
 
 /** `page.content()`, retried once the page settles if a client-side navigation is under way. */
@@ -73,11 +78,19 @@ async function serialize (page: Page, budget: Budget): Promise<string> {
  * emulation applied. Navigation failures are mapped by browser/errors.ts.
  */
 export async function loadPage (
-  page: Page, options: LoadOptions, budget: Budget, { afterNavigation, maxRedirects = DEFAULT_MAX_REDIRECTS }: LoadPageOptions = {}
+  page: Page, options: LoadOptions, budget: Budget, { afterNavigation, maxRedirects = DEFAULT_MAX_REDIRECTS, adblocker }: LoadPageOptions = {}
 ): Promise<LoadedPage> {
   throwIfAborted(budget.signal)
   const tracker = trackNetwork(page)
-  const step: StepContext = { page, options, budget, tracker, maxRedirects, ...(afterNavigation === undefined ? {} : { afterNavigation }) }
+  const step: StepContext = {
+    page,
+    options,
+    budget,
+    tracker,
+    maxRedirects,
+    ...(afterNavigation === undefined ? {} : { afterNavigation }),
+    ...(adblocker === undefined ? {} : { adblocker })
+  }
   try {
     for (const pageStep of PAGE_STEPS) {
       if (pageStep.applies(options)) await pageStep.run(step)

@@ -2,6 +2,7 @@
 // Each step reads only the options it names, and says whether it has anything to do for a request, so the list of
 // steps that ran is known (and can be timed) without reading their code.
 import type { Page } from 'playwright-core'
+import type { Adblocker } from '../../adblock/index.ts'
 import type { Redirect } from '../../net/types.ts'
 import type { EmulationOptions, StepOptions, TargetOptions } from '../../schemas/option-groups.ts'
 import type { WaitUntil } from '../../schemas/options.ts'
@@ -16,6 +17,8 @@ import type { Budget } from '../page/budget.ts'
  * applied after the navigation (media type, animations) or decide what can run (javascript).
  */
 export type LoadOptions = StepOptions & Pick<TargetOptions, 'url' | 'timeout'> & Pick<EmulationOptions, 'javascript' | 'mediaType' | 'animations'> & {
+  /** `adblock`: the filters and the consent script are applied (they need StepContext.adblocker). Off when absent. */
+  readonly adblock?: boolean
   /** Write form fields' live values into the DOM before it is serialized (a `data` rule reads `val`). */
   readonly formValues?: boolean
 }
@@ -40,6 +43,8 @@ export interface StepContext {
   readonly maxRedirects: number
   /** The caller's hook after the navigation (consent banners belong there). */
   readonly afterNavigation?: (page: Page, budget: Budget) => Promise<void>
+  /** The filter engine, for `adblock` (the pool filters the requests with the same one). */
+  readonly adblocker?: Adblocker
   /** Set by the navigation step. */
   response?: MainResponse
   /** performance.now() by which the navigation and its waits must be over; set by the navigation step. */

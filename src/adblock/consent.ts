@@ -1,0 +1,97 @@
+// Consent banners, with DuckDuckGo's autoconsent (the rule set Microlink uses): its Playwright content script and its
+// compact rules, both from the npm package, run in the page's top frame from document start. Autoconsent detects
+// the consent platform (OneTrust, Cookiebot, Didomi, Quantcast, TCF CMPs and ~2,000 site rules), answers it by
+// opting out (so the site removes its banner), and hides with CSS the banners it can only hide.
+//
+// No binding is needed: the script is started with its configuration and rules already in hand (the `initResp`
+// reply that the package's messaging would bring), and autoconsent never asks anything else of its host when it
+// runs in the main world. What it reports (popup found, opt-out result, done) is kept in the page, where the
+// service reads it (CONSENT_STATUS_EXPRESSION) to know whether an opt-out is still under way.
+import { readFile } from 'node:fs/promises'
+import { createRequire } from 'node:module'
+import path from 'node:path'
+
+/** Where the page keeps autoconsent's reports. */
+const STATUS_KEY = 'pagecast.autoconsent'
+/** The per-job switch: the consent script does nothing in a document until it is set. */
+const SWITCH_KEY = 'pagecast.autoconsent.on'
+
+/**
+ * The job's switch, a document-start script added after the consent script (so it runs after it): registering the
+ * ~400 kB consent script costs a CDP round trip of its size, so it is added once per page and this one per job.
+ */
+export const CONSENT_SWITCH_SCRIPT = `globalThis[Symbol.for(${JSON.stringify(SWITCH_KEY)})] = true`
+
+/** autoconsent's configuration (the `initResp` message, autoconsent docs/api.md). */
+const CONFIG = Object.freeze({
+  enabled: true,
+  autoAction: 'optOut',
+  disabledCmps: [],
+  // Known banners are hidden from the first paint while they are dealt with.
+  enablePrehide: true,
+  // Banners without a reject button are hidden with CSS.
+  enableCosmeticRules: true,
+  enableGeneratedRules: true,
+  enableFilterList: false,
+  enableHeuristicDetection: true,
+  enableHeuristicAction: true,
+  // Rule snippets run directly (the script itself runs in the main world), so no `eval` message comes back.
+  isMainWorld: true,
+  prehideTimeout: 2000,
+  detectRetries: 20,
+  logs: { lifecycle: false, rulesteps: false, detectionsteps: false, evals: false, errors: false, messages: false, waits: false }
+})
+
+/** What the page reports, as CONSENT_STATUS_EXPRESSION returns it. */
+export interface ConsentStatus {
+  /** A consent platform was recognised. */
+  detected: boolean
+  /** Its banner was found showing. */
+  popup: boolean
+  /** Autoconsent finished (opted out, or gave up). */
+  done: boolean
+  /** The platform's rule name, when one was recognised. */
+  cmp?: string
+}
+
+/** Evaluated in the page: autoconsent's reports so far, or null when the script did not run there. */
+export const CONSENT_STATUS_EXPRESSION = `(() => { const s = globalThis[Symbol.for(${JSON.stringify(STATUS_KEY)})]; return s === undefined ? null : { ...s } })()`
+
+/**
+ * The content script with its configuration and rules, for Page.addScriptToEvaluateOnNewDocument: kept on a page
+ * for its life, it starts autoconsent only in documents where CONSENT_SWITCH_SCRIPT ran after it.
+ */
+export async function loadConsentScript (): Promise<string> {
+  const require = createRequire(import.meta.url)
+  const rulesPath = require.resolve('@duckduckgo/autoconsent/rules/compact-rules.json')
+  // The Playwright bundle is not in the package's exports: it sits next to the rules (the version is pinned).
+  const bundlePath = path.join(path.dirname(rulesPath), '..', 'dist', 'autoconsent.playwright.js')
+  const [rules, bundle] = await Promise.all([readFile(rulesPath, 'utf8'), readFile(bundlePath, 'utf8')])
+  // JSON.parse of a string literal parses much faster than the same data as an object literal.
+  const initResp = `{ type: 'initResp', config: ${JSON.stringify(CONFIG)}, rules: JSON.parse(${JSON.stringify(JSON.stringify(JSON.parse(rules)))}) }`
+  return `(() => {
+  if (window.top !== window) return;
+  const SWITCH = Symbol.for(${JSON.stringify(SWITCH_KEY)});
+  const start = () => {
+  if (window.autoconsentReceiveMessage !== undefined) return;
+  const status = { detected: false, popup: false, done: false };
+  Object.defineProperty(globalThis, Symbol.for(${JSON.stringify(STATUS_KEY)}), { value: status });
+  window.autoconsentSendMessage = (message) => {
+    if (message === null || typeof message !== 'object') return;
+    switch (message.type) {
+      case 'cmpDetected': status.detected = true; status.cmp = String(message.cmp); break;
+      case 'popupFound': status.detected = true; status.popup = true; status.cmp = String(message.cmp); break;
+      case 'optOutResult': case 'optInResult': if (message.result === false) status.done = true; break;
+      case 'autoconsentDone': case 'autoconsentError': status.done = true; break;
+    }
+  };
+${bundle}
+  window.autoconsentReceiveMessage(${initResp});
+  };
+  // Off until the job's switch (CONSENT_SWITCH_SCRIPT, a later document-start script) turns it on.
+  if (globalThis[SWITCH] === true) { start(); return }
+  Object.defineProperty(globalThis, SWITCH, { configurable: true, set (on) { if (on === true) { delete globalThis[SWITCH]; start() } } });
+})();
+//# sourceURL=pagecast-autoconsent.js
+`
+}

@@ -1,0 +1,148 @@
+// `adblock` (docs/api.md §3.5): the filter engine and the consent-banner rules, loaded once and shared by every page.
+//
+// Network and cosmetic filtering use Ghostery's adblocker (the engine Microlink uses) over a serialized engine that
+// ships in the repository (assets/adblock/engine.bin: EasyList, EasyPrivacy, EasyList Cookie, Peter Lowe's list and
+// uBlock Origin's lists, compiled by Ghostery's `fromPrebuiltFull`; provenance and licences in
+// assets/adblock/README.md). Nothing is downloaded at run time. Consent banners are answered by DuckDuckGo's
+// autoconsent (consent.ts). Components do not import each other: the browser pool gets this object from the
+// context.
+import { readFile } from 'node:fs/promises'
+import { FiltersEngine, Request } from '@ghostery/adblocker'
+import type { RequestType } from '@ghostery/adblocker'
+import { getDomain, getHostname } from 'tldts'
+import { loadConsentScript } from './consent.ts'
+
+export { CONSENT_STATUS_EXPRESSION, CONSENT_SWITCH_SCRIPT } from './consent.ts'
+export type { ConsentStatus } from './consent.ts'
+
+/** The bundled engine, next to src/ (the Docker image copies assets/ too). */
+export const DEFAULT_ENGINE_URL = new URL('../../assets/adblock/engine.bin', import.meta.url)
+
+/** What to do with one request. */
+export type RequestVerdict =
+  | { action: 'allow' }
+  | { action: 'block', filter: string }
+  /** Answer with a neutered resource instead (uBlock's redirect resources: an empty script, a 1x1 GIF, ...). */
+  | { action: 'redirect', filter: string, contentType: string, body: Buffer }
+
+export interface RequestDetails {
+  url: string
+  /** The URL of the document that made the request (the frame's). */
+  sourceUrl: string
+  /** CDP's resource type in lower case (`script`, `image`, `xhr`, ...), or `sub_frame` for a frame's document. */
+  type: string
+}
+
+/** The class names, ids and link targets found in a document: generic hiding rules are looked up by them. */
+export interface DomFeatures {
+  classes: string[]
+  ids: string[]
+  hrefs: string[]
+}
+
+export interface AdblockStats {
+  networkFilters: number
+  cosmeticFilters: number
+  /** ms to read and deserialize the engine and read the consent rules, at start. */
+  loadMs: number
+  /** Size of the serialized engine, bytes. */
+  engineBytes: number
+}
+
+export interface Adblocker {
+  readonly stats: AdblockStats
+  /** The verdict for a sub-request (the main document of a job is never filtered). */
+  match (details: RequestDetails): RequestVerdict
+  /**
+   * The CSS that hides ad slots and leftover banners in the document at `url`: its hostname's rules, the generic
+   * rules that apply everywhere, and the generic rules keyed by what the document contains (`features`).
+   */
+  cosmeticStyles (url: string, features: DomFeatures): string
+  /**
+   * The document-start script that runs autoconsent in the page (consent.ts), once CONSENT_SWITCH_SCRIPT turned it
+   * on; JavaScript must be on.
+   */
+  readonly consentScript: string
+}
+
+export interface AdblockOptions {
+  /** The serialized engine; default DEFAULT_ENGINE_URL. */
+  engine?: URL | string
+}
+
+const TYPES: ReadonlySet<string> = new Set([
+  'document', 'sub_frame', 'stylesheet', 'image', 'media', 'font', 'script', 'texttrack', 'xhr', 'fetch', 'prefetch',
+  'eventsource', 'websocket', 'manifest', 'signedexchange', 'ping', 'cspviolationreport', 'preflight', 'other'
+])
+
+function requestType (type: string): RequestType {
+  return (TYPES.has(type) ? type : 'other') as RequestType
+}
+
+/** Reads and deserializes the bundled engine and the consent rules. Throws when the engine does not match the library. */
+export async function loadAdblocker (options: AdblockOptions = {}): Promise<Adblocker> {
+  const t0 = performance.now()
+  const [bytes, consentScript] = await Promise.all([readFile(options.engine ?? DEFAULT_ENGINE_URL), loadConsentScript()])
+  const engine = FiltersEngine.deserialize(new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength))
+  const loadMs = performance.now() - t0
+  const { networkFilters, cosmeticFilters } = engine.getFilters()
+  const stats: AdblockStats = {
+    networkFilters: networkFilters.length,
+    cosmeticFilters: cosmeticFilters.length,
+    loadMs,
+    engineBytes: bytes.byteLength
+  }
+
+  return {
+    stats,
+    consentScript,
+    match ({ url, sourceUrl, type }) {
+      const request = Request.fromRawDetails({ url, sourceUrl, type: requestType(type) })
+      if (!request.isSupported) return { action: 'allow' }
+      const { match, redirect, filter } = engine.match(request)
+      if (!match) return { action: 'allow' }
+      const rule = filter?.toString() ?? ''
+      if (redirect !== undefined) {
+        // A content type with `;base64` carries a base64 body; any other, the body as text.
+        const [mime = 'text/plain', encoding] = redirect.contentType.split(';')
+        const body = encoding?.trim() === 'base64' ? Buffer.from(redirect.body, 'base64') : Buffer.from(redirect.body, 'utf8')
+        return { action: 'redirect', filter: rule, contentType: mime.trim(), body }
+      }
+      return { action: 'block', filter: rule }
+    },
+    cosmeticStyles (url, features) {
+      const hostname = getHostname(url) ?? ''
+      if (hostname === '') return ''
+      const { styles } = engine.getCosmeticsFilters({
+        url,
+        hostname,
+        domain: getDomain(url) ?? hostname,
+        classes: features.classes,
+        ids: features.ids,
+        hrefs: features.hrefs,
+        // Scriptlets need document start to be of any use, and extended selectors a content script: both are left out.
+        getBaseRules: true,
+        getInjectionRules: false,
+        getExtendedRules: false,
+        getRulesFromHostname: true,
+        getRulesFromDOM: true
+      })
+      return styles
+    }
+  }
+}
+
+/** Loads the engine on first use and keeps it: the context creates one, the pool and the page steps share it. */
+export interface AdblockLoader {
+  get (): Promise<Adblocker>
+}
+
+export function createAdblockLoader (options: AdblockOptions = {}): AdblockLoader {
+  let loading: Promise<Adblocker> | undefined
+  return {
+    async get () {
+      loading ??= loadAdblocker(options)
+      return await loading
+    }
+  }
+}

@@ -1,0 +1,68 @@
+// Step: `adblock` (docs/api.md §3.5, docs/browser.md#adblock). The requests were filtered by the pool all along, and
+// the consent script ran from document start; this step, once the page is loaded, lets an opt-out that autoconsent
+// started finish (bounded), then hides what is left with the cosmetic filters: the page's hostname rules, the
+// generic rules, and the generic rules keyed by the class names, ids and links the document has now.
+import type { Page } from 'playwright-core'
+import type { Adblocker, ConsentStatus, DomFeatures } from '../../adblock/index.ts'
+import { CONSENT_STATUS_EXPRESSION } from '../../adblock/index.ts'
+import { abortable, sleep } from '../../util/abort.ts'
+import { WAIT_SHARE, type Budget } from '../page/budget.ts'
+import { addInlineStyle } from '../page/styles.ts'
+import { rethrowIfFatal, type PageStep } from './step.ts'
+
+/** The longest an opt-out under way is waited for (autoconsent's own rules wait up to a few seconds). */
+export const CONSENT_WAIT_MS = 5_000
+const POLL_MS = 50
+/** Elements read for class names and ids: enough for any real page, bounded for a hostile one. */
+const MAX_ELEMENTS = 20_000
+
+/** Collects the document's class names, ids and link targets, in the page (works with page scripts off). */
+const FEATURES_EXPRESSION = `(() => {
+  const classes = new Set(); const ids = new Set(); const hrefs = new Set();
+  const elements = document.querySelectorAll('[id],[class],a[href]');
+  const n = Math.min(elements.length, ${MAX_ELEMENTS});
+  for (let i = 0; i < n; i++) {
+    const el = elements[i];
+    if (el.id) ids.add(el.id);
+    if (el.classList) for (const c of el.classList) classes.add(c);
+    if (el.tagName === 'A') { const href = el.getAttribute('href'); if (href) hrefs.add(href) }
+  }
+  return { classes: [...classes], ids: [...ids], hrefs: [...hrefs] };
+})()`
+
+async function consentStatus (page: Page, budget: Budget): Promise<ConsentStatus | null> {
+  return await abortable(page.evaluate(CONSENT_STATUS_EXPRESSION) as Promise<ConsentStatus | null>, budget.signal)
+}
+
+/** Waits while autoconsent has found a consent platform and has not finished with it. */
+async function waitForConsent (page: Page, budget: Budget): Promise<void> {
+  const until = performance.now() + Math.min(CONSENT_WAIT_MS, budget.fraction(WAIT_SHARE))
+  for (;;) {
+    const status = await consentStatus(page, budget)
+    if (status === null || !status.detected || status.done) return
+    const left = until - performance.now()
+    if (left <= 0) return
+    await sleep(Math.min(POLL_MS, left), budget.signal)
+  }
+}
+
+async function hideAds (page: Page, adblocker: Adblocker, budget: Budget): Promise<void> {
+  const features = await abortable(page.evaluate(FEATURES_EXPRESSION) as Promise<DomFeatures>, budget.signal)
+  const css = adblocker.cosmeticStyles(page.url(), features)
+  if (css !== '') await abortable(addInlineStyle(page, css), budget.signal)
+}
+
+export const adblockStep: PageStep = {
+  name: 'adblock',
+  applies: (options) => options.adblock === true,
+  async run ({ page, options, budget, adblocker }) {
+    if (options.adblock !== true || adblocker === undefined) return
+    try {
+      if (options.javascript) await waitForConsent(page, budget)
+      await hideAds(page, adblocker, budget)
+    } catch (err) {
+      // A document that went away meanwhile (a client-side navigation) is not an error: it is filtered like any.
+      rethrowIfFatal(err, page, budget)
+    }
+  }
+}
