@@ -34,7 +34,7 @@ export async function benchMetadata (): Promise<Record<string, number>> {
   const fx = await startFixtureServer()
   // Logged as in production (info, asynchronous writes to a file descriptor), to /dev/null.
   const sink = pino.destination({ dest: '/dev/null', sync: false })
-  const config = loadConfig({ REDIS_URL: redis.url, API_KEYS: KEY, ALLOW_PRIVATE_HOSTS: fx.host, FREE_DAILY_LIMIT: '1000000000', LOG_LEVEL: 'info' })
+  const config = loadConfig({ REDIS_URL: redis.url, API_KEYS: KEY, ALLOW_PRIVATE_HOSTS: fx.host, FREE_DAILY_LIMIT: '1000000000', LOG_LEVEL: 'info', STORAGE_SCOPE: 'instance' })
   const ctx = await createContext(config, createLogger({ level: 'info', destination: sink }))
   const pro = await buildApp(ctx, { plan: 'pro' })
   const free = await buildApp(ctx, { plan: 'free' })

@@ -58,8 +58,10 @@ async function measure (count: number, fx: FixtureServer, redisUrl: string): Pro
   const instances: Instance[] = []
   try {
     for (let i = 0; i < count; i++) {
+      // No S3: the instances share the working directory's ./storage, a folder every one of them mounts
+      // (the storage rule, docs/operations.md#storage-rule).
       instances.push(await startInstance({
-        ALLOW_PRIVATE_HOSTS: fx.host, REDIS_URL: redisUrl, API_KEYS: KEY, FREE_DAILY_LIMIT: '0', BROWSER_CONCURRENCY: String(BROWSER_CONCURRENCY)
+        ALLOW_PRIVATE_HOSTS: fx.host, REDIS_URL: redisUrl, STORAGE_SCOPE: 'shared', API_KEYS: KEY, FREE_DAILY_LIMIT: '0', BROWSER_CONCURRENCY: String(BROWSER_CONCURRENCY)
       }))
     }
     const page = encodeURIComponent(`${fx.origin}/article/`)
@@ -97,7 +99,7 @@ async function measure (count: number, fx: FixtureServer, redisUrl: string): Pro
 
 /** The free listener's hit, which also counts the quota in Redis. */
 async function freeHitOps (fx: FixtureServer, redisUrl: string): Promise<number> {
-  const instance = await startInstance({ ALLOW_PRIVATE_HOSTS: fx.host, REDIS_URL: redisUrl, FREE_DAILY_LIMIT: '100000' })
+  const instance = await startInstance({ ALLOW_PRIVATE_HOSTS: fx.host, REDIS_URL: redisUrl, STORAGE_SCOPE: 'instance', FREE_DAILY_LIMIT: '100000' })
   try {
     const url = `${instance.free}/?url=${encodeURIComponent(`${fx.origin}/article/`)}&prerender=false`
     await get(url)

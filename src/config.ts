@@ -42,6 +42,11 @@ export interface Config {
     cdnUrl: string
   } | undefined
   storageDir: string
+  /**
+   * STORAGE_SCOPE: who else uses STORAGE_DIR. `instance`: this process alone; `shared`: a folder every instance
+   * mounts (writes there are atomic and locked across processes). Unused with S3 (docs/operations.md#storage-rule).
+   */
+  storageScope: 'instance' | 'shared'
   publicUrl: string
   apiKeys: readonly string[]
   freeDailyLimit: number
@@ -250,6 +255,26 @@ function trustProxy (env: Env, name: string): Config['trustProxy'] {
   return entries
 }
 
+/**
+ * The storage rule for several instances (docs/operations.md#storage-rule). Instances that share Redis share cache
+ * entries, and a cached screenshot or PDF names a file: every instance must be able to serve it. So with Redis and
+ * no S3 the operator must say what STORAGE_DIR is: a folder all instances mount (`shared`) or one instance's own
+ * (`instance`, for a single instance that keeps its cache in Redis).
+ */
+function storageScope (env: Env, redis: RedisConnection | undefined, s3: Config['s3']): Config['storageScope'] {
+  const raw = str(env, 'STORAGE_SCOPE')?.toLowerCase()
+  if (raw !== undefined && raw !== 'instance' && raw !== 'shared') {
+    throw new ConfigError('STORAGE_SCOPE', `must be instance or shared (got "${raw}")`)
+  }
+  if (raw === undefined && redis !== undefined && s3 === undefined) {
+    const store = redis.kind === 'node' ? 'REDIS_URL' : redis.kind === 'sentinel' ? 'REDIS_SENTINELS' : 'REDIS_CLUSTER_NODES'
+    throw new ConfigError('STORAGE_SCOPE', `is required when ${store} is set and S3_BUCKET is not: instances sharing ` +
+      'Redis share cached file URLs, so set S3_BUCKET (with CDN_URL), or STORAGE_SCOPE=shared when STORAGE_DIR is ' +
+      'a folder every instance mounts, or STORAGE_SCOPE=instance when only one instance runs')
+  }
+  return raw ?? (s3 === undefined ? 'instance' : 'shared')
+}
+
 function quotaFailMode (env: Env, name: string): Config['quotaFailMode'] {
   const raw = (str(env, name) ?? 'open').toLowerCase()
   if (raw !== 'open' && raw !== 'closed') throw new ConfigError(name, `must be open or closed (got "${raw}")`)
@@ -311,6 +336,7 @@ export function loadConfig (env: Env = {}): Readonly<Config> {
     redis: redis === undefined ? undefined : Object.freeze(redis),
     s3: s3 === undefined ? undefined : Object.freeze(s3),
     storageDir: str(env, 'STORAGE_DIR') ?? './storage',
+    storageScope: storageScope(env, redis, s3),
     publicUrl,
     apiKeys: Object.freeze(apiKeys),
     freeDailyLimit: integer(env, 'FREE_DAILY_LIMIT', 50, 0),

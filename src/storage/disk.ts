@@ -4,6 +4,8 @@
 //   <key>                 the bytes: `<hash>.<ext>`, or `<hash>/<name>` for named files
 //   .meta/<key>.json      content type, max-age, content-disposition and the expiry of the file
 //   .tmp/<uuid>           writes in progress; renamed into place, so a reader never sees half a file
+//   .locks/<sha256(key)>/ a key's lock across processes (file-lock.ts), held while a put renames its two files into
+//                         place and while the sweep deletes an expired file: safe on a folder several instances share
 // A periodic sweep deletes files past retention (2 × ttl, plus a margin), stray temp files and bodies
 // whose metadata never landed.
 import { randomUUID } from 'node:crypto'
@@ -12,6 +14,7 @@ import fs from 'node:fs/promises'
 import path from 'node:path'
 import type { Logger } from 'pino'
 import { AppError } from '../errors.ts'
+import { LOCK_DIR, LockBusyError, withFileLock } from './file-lock.ts'
 import { assertPutArgs, contentDispositionOf, isValidFileKey, type Storage, type StoredFile } from './index.ts'
 
 export interface DiskStorageOptions {
@@ -24,6 +27,8 @@ export interface DiskStorageOptions {
   retentionMarginMs?: number
   /** Age after which temp files and bodies without metadata count as leftovers of a crash (default 1 h). */
   strayAfterMs?: number
+  /** Age after which a key's cross-process lock counts as a dead holder's (default 30 s). */
+  lockStaleMs?: number
 }
 
 export interface SweepResult {
@@ -76,6 +81,7 @@ export function createDiskStorage (options: DiskStorageOptions, deps: { log: Log
   const publicBase = `${options.publicUrl.replace(/\/+$/, '')}/files/`
   const marginMs = options.retentionMarginMs ?? 5 * 60_000
   const strayAfterMs = options.strayAfterMs ?? 60 * 60_000
+  const lockStaleMs = options.lockStaleMs ?? 30_000
   const log = deps.log.child({ component: 'storage' })
 
   // One operation at a time per key inside this process, so a sweep never deletes a file being rewritten.
@@ -120,6 +126,19 @@ export function createDiskStorage (options: DiskStorageOptions, deps: { log: Log
     } catch (err) {
       if (isMissing(err)) return false
       throw err
+    }
+  }
+
+  /** rename, recreating the target's `<hash>/` folder when a sweep (here or on another instance) removed it meanwhile. */
+  async function renameInto (from: string, to: string): Promise<void> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await fs.rename(from, to)
+        return
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== 'ENOENT' || attempt === 3) throw err
+        await fs.mkdir(path.dirname(to), { recursive: true })
+      }
     }
   }
 
@@ -175,8 +194,17 @@ export function createDiskStorage (options: DiskStorageOptions, deps: { log: Log
   async function sweep (now = Date.now()): Promise<SweepResult> {
     const result: SweepResult = { expired: 0, strays: 0 }
 
-    for (const key of await listKeys(metaRoot, '.json')) {
+    // A key another process holds is being written: it is fresh, so the sweep leaves it (waitMs 0).
+    const locked = async (key: string, fn: () => Promise<void>): Promise<void> => {
       await withLock(key, async () => {
+        await withFileLock(root, key, fn, { staleMs: lockStaleMs, waitMs: 0 }).catch((err: unknown) => {
+          if (!(err instanceof LockBusyError)) throw err
+        })
+      })
+    }
+
+    for (const key of await listKeys(metaRoot, '.json')) {
+      await locked(key, async () => {
         const meta = await readMeta(key)
         if (meta !== undefined && meta.expiresAt > now) return
         if (meta === undefined) {
@@ -192,7 +220,7 @@ export function createDiskStorage (options: DiskStorageOptions, deps: { log: Log
     }
 
     for (const key of await listKeys(root, '')) {
-      await withLock(key, async () => {
+      await locked(key, async () => {
         if ((await ageOf(metaPath(key), now)) !== undefined) return
         const age = await ageOf(bodyPath(key), now)
         if (age === undefined || age < strayAfterMs) return
@@ -206,6 +234,16 @@ export function createDiskStorage (options: DiskStorageOptions, deps: { log: Log
       const file = path.join(tmpRoot, name)
       const age = await ageOf(file, now)
       if (age !== undefined && age >= strayAfterMs && await unlinkQuiet(file)) result.strays += 1
+    }
+
+    // Locks left by processes that died holding them (a live holder keeps one for milliseconds).
+    const lockRoot = path.join(root, LOCK_DIR)
+    for (const name of await fs.readdir(lockRoot).catch(() => [])) {
+      const lock = path.join(lockRoot, name)
+      const age = await ageOf(lock, now)
+      if (age === undefined || age < strayAfterMs) continue
+      await fs.rm(lock, { recursive: true, force: true })
+      result.strays += 1
     }
     return result
   }
@@ -256,9 +294,14 @@ export function createDiskStorage (options: DiskStorageOptions, deps: { log: Log
             fs.writeFile(tmpBody, body, { flag: 'wx' }),
             fs.writeFile(tmpMeta, JSON.stringify(meta), { flag: 'wx' })
           ])
-          // Bytes first: once the metadata is in place, the body it describes is too.
-          await fs.rename(tmpBody, bodyPath(key))
-          await fs.rename(tmpMeta, metaPath(key))
+          // The temp files sit in the same folder tree, so each rename is atomic: a reader, in this process or
+          // another, sees the old file or the new one, never part of one. Bytes first: once the metadata is in
+          // place, the body it describes is too. The cross-process lock keeps another instance's put of the same
+          // key from interleaving its renames with these, and its sweep from deleting the file in between.
+          await withFileLock(root, key, async () => {
+            await renameInto(tmpBody, bodyPath(key))
+            await renameInto(tmpMeta, metaPath(key))
+          }, { staleMs: lockStaleMs })
         } catch (err) {
           await Promise.all([unlinkQuiet(tmpBody), unlinkQuiet(tmpMeta)]).catch(() => undefined)
           throw err instanceof AppError ? err : new AppError('EFATAL', { cause: err })

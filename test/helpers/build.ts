@@ -23,7 +23,9 @@ export interface Built {
 
 export async function build (env: Record<string, string> = {}, overrides: ContextOverrides = {}): Promise<Built> {
   const storageDir = mkdtempSync(path.join(os.tmpdir(), 'pagecast-files-'))
-  const config = loadConfig({ LOG_LEVEL: 'debug', STORAGE_DIR: storageDir, ...env })
+  // Each built app is one instance with its own temporary folder: STORAGE_SCOPE=instance says so, which the storage
+  // rule requires when a test gives Redis and no S3 (docs/operations.md#storage-rule). A test may override it.
+  const config = loadConfig({ LOG_LEVEL: 'debug', STORAGE_DIR: storageDir, STORAGE_SCOPE: 'instance', ...env })
   const rawLogs: string[] = []
   const logs: Array<Record<string, unknown>> = []
   const destination = new Writable({

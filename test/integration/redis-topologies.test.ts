@@ -25,13 +25,13 @@ afterAll(async () => {
 
 storeContract('redis cluster (3 masters)', async () => {
   cluster ??= await startCluster(3)
-  return createRedisStore({ connection: loadConfig({ REDIS_CLUSTER_NODES: cluster.nodes.map(n => `127.0.0.1:${n.port}`).join(',') }).redis! }, { log })
+  return createRedisStore({ connection: loadConfig({ REDIS_CLUSTER_NODES: cluster.nodes.map(n => `127.0.0.1:${n.port}`).join(','), STORAGE_SCOPE: 'instance' }).redis! }, { log })
 })
 
 describe('redis cluster', () => {
   it('spreads keys over every master', async () => {
     cluster ??= await startCluster(3)
-    const config = loadConfig({ REDIS_CLUSTER_NODES: cluster.nodes.map(n => `127.0.0.1:${n.port}`).join(',') })
+    const config = loadConfig({ REDIS_CLUSTER_NODES: cluster.nodes.map(n => `127.0.0.1:${n.port}`).join(','), STORAGE_SCOPE: 'instance' })
     const store = createRedisStore({ connection: config.redis!, prefix: 'spread:' }, { log })
     try {
       for (let i = 0; i < 60; i++) await store.set(`k${i}`, String(i), 60_000)
@@ -51,7 +51,7 @@ describe('redis cluster', () => {
 
 storeContract('redis sentinel', async () => {
   sentinels ??= await startSentinelSet()
-  return createRedisStore({ connection: loadConfig({ REDIS_SENTINELS: `127.0.0.1:${sentinels.sentinel.port}`, REDIS_SENTINEL_NAME: 'pagecast' }).redis! }, { log })
+  return createRedisStore({ connection: loadConfig({ REDIS_SENTINELS: `127.0.0.1:${sentinels.sentinel.port}`, REDIS_SENTINEL_NAME: 'pagecast', STORAGE_SCOPE: 'instance' }).redis! }, { log })
 })
 
 describe('the service on Redis Sentinel, through a failover', () => {

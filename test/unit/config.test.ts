@@ -43,11 +43,11 @@ describe('loadConfig', () => {
   })
 
   it('reads a Sentinel set or a Cluster instead of one node', () => {
-    expect(loadConfig({ REDIS_SENTINELS: 's1:26379, [::1]:26380', REDIS_SENTINEL_NAME: 'main', REDIS_PASSWORD: 'pw', REDIS_SENTINEL_PASSWORD: 'spw' }).redis).toEqual({
+    expect(loadConfig({ REDIS_SENTINELS: 's1:26379, [::1]:26380', REDIS_SENTINEL_NAME: 'main', REDIS_PASSWORD: 'pw', REDIS_SENTINEL_PASSWORD: 'spw', STORAGE_SCOPE: 'instance' }).redis).toEqual({
       kind: 'sentinel', sentinels: [{ host: 's1', port: 26379 }, { host: '::1', port: 26380 }], name: 'main', password: 'pw', sentinelPassword: 'spw', tls: false
     })
-    expect(loadConfig({ REDIS_SENTINELS: 's1:26379' }).redis).toMatchObject({ kind: 'sentinel', name: 'mymaster' })
-    expect(loadConfig({ REDIS_CLUSTER_NODES: 'n1:7000,n2:7001', REDIS_USERNAME: 'u', REDIS_TLS: 'true' }).redis).toEqual({
+    expect(loadConfig({ REDIS_SENTINELS: 's1:26379', STORAGE_SCOPE: 'instance' }).redis).toMatchObject({ kind: 'sentinel', name: 'mymaster' })
+    expect(loadConfig({ REDIS_CLUSTER_NODES: 'n1:7000,n2:7001', REDIS_USERNAME: 'u', REDIS_TLS: 'true', STORAGE_SCOPE: 'instance' }).redis).toEqual({
       kind: 'cluster', nodes: [{ host: 'n1', port: 7000 }, { host: 'n2', port: 7001 }], username: 'u', tls: true
     })
   })
@@ -76,13 +76,42 @@ describe('loadConfig', () => {
     ['METRICS', { METRICS: 'sometimes' }],
     ['METRICS_PORT', { METRICS_PORT: 'x' }],
     ['METRICS_PORT', { METRICS_PORT: '3001' }],
-    ['METRICS_PORT', { FREE_PORT: '9000', METRICS_PORT: '9000' }]
+    ['METRICS_PORT', { FREE_PORT: '9000', METRICS_PORT: '9000' }],
+    ['STORAGE_SCOPE', { STORAGE_SCOPE: 'cluster' }],
+    ['STORAGE_SCOPE', { REDIS_URL: 'redis://r:6379' }]
   ])('stops with a message naming %s', (variable, env) => {
     let error: unknown
     try { loadConfig(env) } catch (err) { error = err }
     expect(error).toBeInstanceOf(ConfigError)
     expect((error as ConfigError).variable).toBe(variable)
     expect((error as Error).message).toContain(variable)
+  })
+})
+
+describe('the storage rule for several instances (docs/operations.md#storage-rule)', () => {
+  const s3 = { S3_BUCKET: 'b', CDN_URL: 'https://cdn.example.com' }
+
+  it('needs S3, or STORAGE_SCOPE saying what STORAGE_DIR is, once Redis is shared', () => {
+    for (const redis of [{ REDIS_URL: 'redis://r:6379' }, { REDIS_SENTINELS: 's:26379' }, { REDIS_CLUSTER_NODES: 'n:7000' }]) {
+      const name = Object.keys(redis)[0] ?? ''
+      let error: unknown
+      try { loadConfig(redis) } catch (err) { error = err }
+      expect(error, name).toBeInstanceOf(ConfigError)
+      expect((error as ConfigError).variable).toBe('STORAGE_SCOPE')
+      // The message names the store that triggered the rule and every way out of it.
+      for (const variable of [name, 'S3_BUCKET', 'CDN_URL', 'STORAGE_SCOPE=shared', 'STORAGE_SCOPE=instance']) {
+        expect((error as Error).message, name).toContain(variable)
+      }
+      expect(loadConfig({ ...redis, ...s3 }).s3?.bucket).toBe('b')
+      expect(loadConfig({ ...redis, STORAGE_SCOPE: 'shared' }).storageScope).toBe('shared')
+      expect(loadConfig({ ...redis, STORAGE_SCOPE: 'Instance' }).storageScope).toBe('instance')
+    }
+  })
+
+  it('keeps one instance without Redis as it was: its own folder', () => {
+    expect(loadConfig({}).storageScope).toBe('instance')
+    expect(loadConfig({ STORAGE_SCOPE: 'shared' }).storageScope).toBe('shared')
+    expect(loadConfig(s3).storageScope).toBe('shared')
   })
 })
 
