@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Installs the system programs pagecast needs when they are missing: Debian's chromium (with fonts, CJK and
 # colour emoji included; Playwright's own browser download does not work everywhere) and, for the tests,
-# redis-server. Does nothing when they are present. Needs root (or sudo) only when something is missing.
+# redis-server and haproxy (the load balancer of the compose scale profile, run by test/integration/balancer.test.ts).
+# Does nothing when they are present. Needs root (or sudo) only when something is missing.
 #
-#   scripts/system-deps.sh                  chromium and redis-server (npm test)
+#   scripts/system-deps.sh                  chromium, redis-server and haproxy (npm test)
 #   scripts/system-deps.sh --browser-only   chromium only (npm start)
 #   --soft                                  warn instead of failing when nothing can be installed
 set -euo pipefail
@@ -29,6 +30,7 @@ fail() {
 
 missing=()
 if [ "$browser_only" -eq 0 ] && ! command -v redis-server >/dev/null 2>&1; then missing+=(redis-server); fi
+if [ "$browser_only" -eq 0 ] && ! command -v haproxy >/dev/null 2>&1 && [ ! -x /usr/sbin/haproxy ]; then missing+=(haproxy); fi
 if ! command -v chromium >/dev/null 2>&1 && ! command -v chromium-browser >/dev/null 2>&1 && ! command -v google-chrome >/dev/null 2>&1; then
   missing+=(chromium fonts-liberation fonts-noto-core fonts-noto-cjk fonts-noto-color-emoji)
 fi
