@@ -75,17 +75,17 @@ export function storeContract (name: string, make: () => Promise<Store>): void {
     })
 
     it('renews a lock only for its owner, and not once it lapsed', async () => {
-      const token = await store.acquireLock(`${ns}lease`, 80)
+      const token = await store.acquireLock(`${ns}lease`, 300)
       expect(token).toEqual(expect.any(String))
       expect(await store.renewLock(`${ns}lease`, 'not-the-owner', 5_000)).toBe(false)
-      await new Promise(r => setTimeout(r, 50))
-      expect(await store.renewLock(`${ns}lease`, token!, 200)).toBe(true)
+      expect(await store.renewLock(`${ns}lease`, token!, 1_500)).toBe(true)
       // Past the first lease, still held thanks to the renewal.
-      await new Promise(r => setTimeout(r, 80))
-      expect(await store.acquireLock(`${ns}lease`, 80)).toBeNull()
-      await new Promise(r => setTimeout(r, 200))
-      expect(await store.renewLock(`${ns}lease`, token!, 200)).toBe(false)
-      expect(await store.acquireLock(`${ns}lease`, 80)).toEqual(expect.any(String))
+      await new Promise(r => setTimeout(r, 400))
+      expect(await store.acquireLock(`${ns}lease`, 300)).toBeNull()
+      // Past the renewed lease: gone, and not renewable any more.
+      await new Promise(r => setTimeout(r, 1_300))
+      expect(await store.renewLock(`${ns}lease`, token!, 1_500)).toBe(false)
+      expect(await store.acquireLock(`${ns}lease`, 300)).toEqual(expect.any(String))
     })
 
     it('hands a contested lock to exactly one of many concurrent callers', async () => {
