@@ -3,19 +3,14 @@
 // Fastify route (so both pay the client's HTTP hop) and, for reference, in process; (d) /markdown on a warm cache against a cache hit of
 // GET / for the same page; (e) a rules-heavy request (selectorAll over 500 items with nested rules) against plain
 // metadata of the same page, both in fetch mode. Loopback only; bounded in time.
-import pino from 'pino'
 import { request } from 'undici'
 import Fastify from 'fastify'
 import TurndownService from 'turndown'
 import { gfm } from '@joplin/turndown-plugin-gfm'
-import { loadConfig } from '../src/config.ts'
-import { createLogger } from '../src/logger.ts'
-import { closeContext, createContext } from '../src/context.ts'
-import { buildApp } from '../src/app.ts'
 import { startFixtureServer } from '../test/helpers/fixture-server.ts'
-import { fmt, load, median } from './lib.ts'
+import { BENCH_KEY, fmt, load, median, startBenchService } from './lib.ts'
 
-const KEY = 'bench-key'
+const KEY = BENCH_KEY
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5)
 const ROUNDS = 40
 
@@ -77,11 +72,8 @@ export async function benchExtract (): Promise<Record<string, number>> {
   fx.route('/catalog/', (_req, res) => { res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }); res.end(catalogPage()) })
   const longArticle = longArticlePage()
   fx.route('/long-article/', (_req, res) => { res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }); res.end(longArticle) })
-  const sink = pino.destination({ dest: '/dev/null', sync: false })
-  const config = loadConfig({ API_KEYS: KEY, ALLOW_PRIVATE_HOSTS: fx.host, LOG_LEVEL: 'info' })
-  const ctx = await createContext(config, createLogger({ level: 'info', destination: sink }))
-  const pro = await buildApp(ctx, { plan: 'pro' })
-  const proUrl = await pro.listen({ port: 0, host: '127.0.0.1' })
+  const service = await startBenchService(fx)
+  const { proUrl } = service
   const headers = { 'x-api-key': KEY }
   const figures: Record<string, number> = {}
   const get = async (url: string): Promise<Response> => {
@@ -166,8 +158,7 @@ export async function benchExtract (): Promise<Record<string, number>> {
     figures.plainMs = median(plainTimes)
     figures.rulesRatio = figures.rulesMs / figures.plainMs
   } finally {
-    await pro.close()
-    await closeContext(ctx)
+    await service.close()
     await fx.close()
   }
   return figures

@@ -2,16 +2,11 @@
 // same request without it, interleaved in one run, fetch mode, on a loopback page shaped like a WordPress home page
 // (about 150 kB of HTML, some 2,400 elements, a dozen scripts and stylesheets, nginx/PHP headers and cookies); plus
 // the time to read and compile the bundled fingerprint set, which a process pays once. Loopback only; bounded.
-import pino from 'pino'
-import { loadConfig } from '../src/config.ts'
-import { createLogger } from '../src/logger.ts'
-import { closeContext, createContext } from '../src/context.ts'
-import { buildApp } from '../src/app.ts'
 import { loadFingerprints } from '../src/insights/fingerprints.ts'
 import { startFixtureServer } from '../test/helpers/fixture-server.ts'
-import { fmt, median } from './lib.ts'
+import { BENCH_KEY, fmt, median, startBenchService } from './lib.ts'
 
-const KEY = 'bench-key'
+const KEY = BENCH_KEY
 const ROUNDS = 40
 
 export function blogPage (): string {
@@ -44,11 +39,8 @@ export async function benchInsights (): Promise<Record<string, number>> {
     res.writeHead(200, { 'content-type': 'text/html; charset=UTF-8', server: 'nginx/1.25.3', 'x-powered-by': 'PHP/8.2.1', 'set-cookie': ['PHPSESSID=abc; path=/', 'wordpress_test_cookie=WP%20Cookie%20check; path=/'] })
     res.end(html)
   })
-  const sink = pino.destination({ dest: '/dev/null', sync: false })
-  const config = loadConfig({ API_KEYS: KEY, ALLOW_PRIVATE_HOSTS: fx.host, LOG_LEVEL: 'info' })
-  const ctx = await createContext(config, createLogger({ level: 'info', destination: sink }))
-  const pro = await buildApp(ctx, { plan: 'pro' })
-  const proUrl = await pro.listen({ port: 0, host: '127.0.0.1' })
+  const service = await startBenchService(fx)
+  const { proUrl } = service
   const base = `${proUrl}/?url=${encodeURIComponent(`${fx.origin}/blog`)}&prerender=false&force`
   const timed = async (query: string, check: (data: Record<string, any>) => boolean): Promise<number> => {
     const t = performance.now()
@@ -74,8 +66,7 @@ export async function benchInsights (): Promise<Record<string, number>> {
     figures.techMs = median(techTimes)
     figures.techRatio = figures.techMs / figures.plainMs
   } finally {
-    await pro.close()
-    await closeContext(ctx)
+    await service.close()
     await fx.close()
   }
   return figures

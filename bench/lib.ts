@@ -4,7 +4,14 @@ import { mkdtempSync, readFileSync, readdirSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { promisify } from 'node:util'
+import pino from 'pino'
+import type { FastifyInstance } from 'fastify'
 import { freePort } from '../test/setup/global-setup.ts'
+import type { FixtureServer } from '../test/helpers/fixture-server.ts'
+import { loadConfig } from '../src/config.ts'
+import { createLogger } from '../src/logger.ts'
+import { closeContext, createContext, type AppContext } from '../src/context.ts'
+import { buildApp } from '../src/app.ts'
 
 const run = promisify(execFile)
 
@@ -24,6 +31,38 @@ export async function startRedis (): Promise<{ url: string, stop: () => void }> 
     }
   }
   return { url: `redis://127.0.0.1:${port}`, stop: () => { process.removeListener('exit', killOnExit); child.kill('SIGTERM') } }
+}
+
+/** The key of the pro listener the in-process benchmarks start. */
+export const BENCH_KEY = 'bench-key'
+
+export interface BenchService {
+  ctx: AppContext
+  pro: FastifyInstance
+  /** `http://127.0.0.1:<port>` of the pro listener (key: BENCH_KEY). */
+  proUrl: string
+  close (): Promise<void>
+}
+
+/**
+ * The service in this process with its pro listener on a free port, allowed to reach the fixture server, logging as
+ * in production (info, asynchronous writes) to /dev/null. `close()` stops it; the fixture server is the caller's.
+ */
+export async function startBenchService (fx: FixtureServer, env: Record<string, string> = {}): Promise<BenchService> {
+  const sink = pino.destination({ dest: '/dev/null', sync: false })
+  const config = loadConfig({ API_KEYS: BENCH_KEY, ALLOW_PRIVATE_HOSTS: fx.host, LOG_LEVEL: 'info', ...env })
+  const ctx = await createContext(config, createLogger({ level: 'info', destination: sink }))
+  const pro = await buildApp(ctx, { plan: 'pro' })
+  const proUrl = await pro.listen({ port: 0, host: '127.0.0.1' })
+  return {
+    ctx,
+    pro,
+    proUrl,
+    async close () {
+      await pro.close()
+      await closeContext(ctx)
+    }
+  }
 }
 
 export interface LoadResult { rps: number, p50: number, p99: number, errors: number, non2xx: number }

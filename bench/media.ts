@@ -1,16 +1,11 @@
 // Media's benchmark (docs/benchmarks.md): a cold `video=true` request against the same request without it, and a
 // cold `palette=true` one likewise, on one loopback page naming the committed clip.mp4 (og:video, served with byte
 // ranges) and blocks.png (og:image); fetch mode, interleaved, in the same run. Loopback only; bounded in time.
-import pino from 'pino'
-import { loadConfig } from '../src/config.ts'
-import { createLogger } from '../src/logger.ts'
-import { closeContext, createContext } from '../src/context.ts'
-import { buildApp } from '../src/app.ts'
 import { startFixtureServer } from '../test/helpers/fixture-server.ts'
 import { serveFile, servePage } from '../test/helpers/media-files.ts'
-import { fmt, median } from './lib.ts'
+import { BENCH_KEY, fmt, median, startBenchService } from './lib.ts'
 
-const KEY = 'bench-key'
+const KEY = BENCH_KEY
 const ROUNDS = 40
 
 export async function benchMedia (): Promise<Record<string, number>> {
@@ -18,11 +13,8 @@ export async function benchMedia (): Promise<Record<string, number>> {
   serveFile(fx, '/media/clip.mp4', 'clip.mp4')
   serveFile(fx, '/media/blocks.png', 'blocks.png')
   const page = servePage(fx, '/media-page', '<meta property="og:video" content="/media/clip.mp4"><meta property="og:image" content="/media/blocks.png">')
-  const sink = pino.destination({ dest: '/dev/null', sync: false })
-  const config = loadConfig({ API_KEYS: KEY, ALLOW_PRIVATE_HOSTS: fx.host, LOG_LEVEL: 'info' })
-  const ctx = await createContext(config, createLogger({ level: 'info', destination: sink }))
-  const pro = await buildApp(ctx, { plan: 'pro' })
-  const proUrl = await pro.listen({ port: 0, host: '127.0.0.1' })
+  const service = await startBenchService(fx)
+  const { proUrl } = service
   const figures: Record<string, number> = {}
   const base = `${proUrl}/?url=${encodeURIComponent(page)}&prerender=false&force`
   const timed = async (query: string, check: (data: Record<string, any>) => boolean): Promise<number> => {
@@ -53,8 +45,7 @@ export async function benchMedia (): Promise<Record<string, number>> {
     figures.videoRatio = figures.videoMs / figures.plainMs
     figures.paletteRatio = figures.paletteMs / figures.plainMs
   } finally {
-    await pro.close()
-    await closeContext(ctx)
+    await service.close()
     await fx.close()
   }
   return figures
