@@ -7,6 +7,7 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
 import type { JsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/types.js'
 import type { AppError } from '../errors.ts'
 import { coerceObject, type Schema } from './schema.ts'
+import { withJson } from './transport.ts'
 import { commonProperties, type Args, type Tool } from './tools.ts'
 
 const API_HEADER_PREFIX = 'x-api-header-'
@@ -84,15 +85,22 @@ export function callRequest (tool: Tool, args: Args, postHeaders: IncomingHttpHe
   return { query: parts.join('&'), headers: forwarded }
 }
 
-function textOf (value: unknown): string {
-  return JSON.stringify(value) ?? 'null'
+/**
+ * A result with V (or P) as structured content and as JSON text: V is serialized once, and the result's JSON text is
+ * made from it (the transport writes it as it is) rather than V being serialized again inside the whole.
+ */
+function resultOf (key: 'data' | 'error', value: unknown, extra?: CallToolResult['content'][number], isError?: true): CallToolResult {
+  const json = JSON.stringify(value) as string | undefined
+  const content: CallToolResult['content'] = [{ type: 'text', text: json ?? 'null' }]
+  if (extra !== undefined) content.push(extra)
+  const result: CallToolResult = isError === true ? { isError, structuredContent: { [key]: value }, content } : { structuredContent: { [key]: value }, content }
+  if (json === undefined) return result
+  return withJson(result, `{${isError === true ? '"isError":true,' : ''}"structuredContent":{"${key}":${json}},"content":${JSON.stringify(content)}}`)
 }
 
 /** A success: `{data: V}` as structured content and V as JSON text (docs/api.md §15). */
 export function toolResult (value: unknown, image?: { data: string, mimeType: string }): CallToolResult {
-  const content: CallToolResult['content'] = [{ type: 'text', text: textOf(value) }]
-  if (image !== undefined) content.push({ type: 'image', data: image.data, mimeType: image.mimeType })
-  return { structuredContent: { data: value }, content }
+  return resultOf('data', value, image === undefined ? undefined : { type: 'image', data: image.data, mimeType: image.mimeType })
 }
 
 /** The fields of the error envelope an agent gets (docs/api.md §11, §15); ERATE adds a hint. */
@@ -116,5 +124,5 @@ export function toolError (err: AppError, url: string, docsUrl: string, hint?: s
     more: `${docsUrl}#${err.code.toLowerCase()}`,
     ...(hint === undefined ? {} : { hint })
   }
-  return { isError: true, structuredContent: { error: fields }, content: [{ type: 'text', text: textOf(fields) }] }
+  return resultOf('error', fields, undefined, true)
 }

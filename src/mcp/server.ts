@@ -1,30 +1,27 @@
 // The MCP server (docs/api.md §15) on the official TypeScript SDK: its low-level `Server` answers `initialize`,
-// `tools/list` and `tools/call`, behind its web-standard Streamable HTTP transport in stateless mode (no session
-// id), one server and one transport per POST as the SDK requires for stateless use. The tool list and the input
-// validators are built once; what a call does is passed in (`call`), so this module knows nothing of HTTP routes,
-// plans or the pipeline.
+// `tools/list` and `tools/call` through the SDK's JSON-RPC layer (`Protocol`: request dispatch, the request schemas,
+// errors, cancellation). One `Server` serves every POST of a listener, over a stateless transport of our own
+// (mcp/transport.ts) that keeps the ids of concurrent POSTs apart; nothing is built per POST but the POST's own state.
+// The tool list and the input validators are built once; what a call does comes with each POST (`call`), so this
+// module knows nothing of HTTP routes, plans or the pipeline.
 //
 // The low-level `Server` rather than `McpServer`: McpServer takes Zod schemas, while the input schemas here are JSON
 // Schema generated from the parameter table. Unknown tools and invalid arguments get the same answers McpServer
 // gives (an `isError` result with the SDK's McpError message).
 import { Server } from '@modelcontextprotocol/sdk/server/index.js'
-import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js'
+import { Protocol } from '@modelcontextprotocol/sdk/shared/protocol.js'
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv'
 import {
   CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, type CallToolResult
 } from '@modelcontextprotocol/sdk/types.js'
+import { PostTransport, withJson, type McpAnswer } from './transport.ts'
 import { prepareTools, readArguments, type PreparedTool } from './calls.ts'
 import type { Args, Tool } from './tools.ts'
 
 /** What a validated call runs: the tool, its arguments, and a signal that fires when the client cancels. */
 export type CallTool = (prepared: PreparedTool, args: Args, signal: AbortSignal) => Promise<CallToolResult>
 
-/** One POST's answer, for the route to send. */
-export interface McpAnswer {
-  status: number
-  contentType: string | undefined
-  body: string
-}
+export type { McpAnswer }
 
 export interface McpPost {
   /** The parsed JSON body: one JSON-RPC message or a batch. */
@@ -39,50 +36,55 @@ export interface McpPost {
 export interface McpServer {
   readonly tools: ReadonlyMap<string, PreparedTool>
   handle: (post: McpPost) => Promise<McpAnswer>
+  /** Requests of all POSTs still waiting for their response. */
+  readonly pending: number
 }
 
 function toolError (message: string): CallToolResult {
   return { isError: true, content: [{ type: 'text', text: message }] }
 }
 
+type CallHandler = (request: { params: { name: string, arguments?: Record<string, unknown> } }, extra: { requestId: string | number, signal: AbortSignal }) => Promise<CallToolResult>
+
+/**
+ * `tools/call` registered as `Protocol` registers any request: the request parsed by its schema, nothing more.
+ * `Server`'s own registration parses the request a second time and then the result, and hands on Zod's copy of it;
+ * the result here is ours (typed, and its JSON text already made), and task-augmented calls are refused before any
+ * handler runs, as this server declares no task capability.
+ */
+function setCallHandler (server: Server, handler: CallHandler): void {
+  const register = Protocol.prototype.setRequestHandler as (this: Server, schema: typeof CallToolRequestSchema, handler: CallHandler) => void
+  register.call(server, CallToolRequestSchema, handler)
+}
+
 export function createMcpServer (options: { name: string, version: string, tools: readonly Tool[] }): McpServer {
-  // One validator instance (an Ajv) for every server: the SDK would otherwise build one per POST.
   const validator = new AjvJsonSchemaValidator()
   const tools = prepareTools(options.tools, (schema) => validator.getValidator(schema))
-  const listed = { tools: [...tools.values()].map((prepared) => prepared.definition) }
+  const list = { tools: [...tools.values()].map((prepared) => prepared.definition) }
+  const listed = withJson(list, JSON.stringify(list))
   const info = { name: options.name, version: options.version }
   const instructions = 'Web page extraction by pagecast: each tool fetches (or renders) the page at `url` and returns one part of it. Results are cached; repeat calls are cheap.'
 
-  function serverFor (call: CallTool): Server {
-    const server = new Server(info, { capabilities: { tools: { listChanged: false } }, instructions, jsonSchemaValidator: validator })
-    server.setRequestHandler(ListToolsRequestSchema, () => listed)
-    server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
-      const prepared = tools.get(request.params.name)
-      if (prepared === undefined) return toolError(new McpError(ErrorCode.InvalidParams, `Tool ${request.params.name} not found`).message)
-      const read = readArguments(prepared, request.params.arguments)
-      if ('error' in read) {
-        return toolError(new McpError(ErrorCode.InvalidParams, `Input validation error: Invalid arguments for tool ${prepared.tool.name}: ${read.error}`).message)
-      }
-      return await call(prepared, read.args, extra.signal)
-    })
-    return server
-  }
+  const transport = new PostTransport<CallTool>()
+  const server = new Server(info, { capabilities: { tools: { listChanged: false } }, instructions, jsonSchemaValidator: validator })
+  server.setRequestHandler(ListToolsRequestSchema, () => listed)
+  setCallHandler(server, async (request, extra) => {
+    const call = transport.contextOf(extra.requestId)
+    if (call === undefined) throw new McpError(ErrorCode.InternalError, 'The request has no POST waiting for it.')
+    const prepared = tools.get(request.params.name)
+    if (prepared === undefined) return toolError(new McpError(ErrorCode.InvalidParams, `Tool ${request.params.name} not found`).message)
+    const read = readArguments(prepared, request.params.arguments)
+    if ('error' in read) {
+      return toolError(new McpError(ErrorCode.InvalidParams, `Input validation error: Invalid arguments for tool ${prepared.tool.name}: ${read.error}`).message)
+    }
+    return await call(prepared, read.args, extra.signal)
+  })
+  // connect() binds the transport at once; its start() does nothing.
+  void server.connect(transport)
 
   return {
     tools,
-    async handle ({ body, sse, protocolVersion, call }) {
-      const server = serverFor(call)
-      const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: !sse })
-      await server.connect(transport)
-      // The transport insists on both types in `accept`; which one answers was decided above.
-      const headers: Record<string, string> = { accept: 'application/json, text/event-stream', 'content-type': 'application/json' }
-      if (protocolVersion !== undefined) headers['mcp-protocol-version'] = protocolVersion
-      const response = await transport.handleRequest(new Request('http://pagecast/mcp', { method: 'POST', headers }), { parsedBody: body })
-      // Stateless: the stream ends once every request of the POST is answered, so it is read whole. Both objects
-      // then hold nothing open (no timer, no stream) and go with this POST; close() is not called, as it only
-      // builds a "connection closed" error (stack trace included) for requests that are all answered already.
-      const text = await response.text()
-      return { status: response.status, contentType: response.headers.get('content-type') ?? undefined, body: text }
-    }
+    handle: async ({ body, sse, protocolVersion, call }) => await transport.handle(body, { sse, protocolVersion, context: call }),
+    get pending () { return transport.pending }
   }
 }
