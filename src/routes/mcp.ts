@@ -15,6 +15,8 @@ import { headerValue, type ServeCore, type WatchClient } from './serve.ts'
 
 /** The largest body POST /mcp reads. */
 export const MCP_BODY_LIMIT = 1024 * 1024
+/** The methods a CORS preflight of /mcp allows. */
+export const MCP_CORS_METHODS = ['GET', 'HEAD', 'POST', 'OPTIONS']
 /** Screenshots below this size come back inline too (docs/api.md §15). */
 const INLINE_IMAGE_BYTES = 1024 * 1024
 
@@ -152,6 +154,11 @@ export async function mcpRoutes (app: FastifyInstance, { ctx, core }: { ctx: App
     if (answer.contentType !== undefined) reply.type(answer.contentType)
     return await reply.send(answer.body === '' ? undefined : answer.body)
   })
+
+  // CORS (docs/api.md §6): a browser's preflight of POST /mcp gets POST among the methods; the requested headers are
+  // echoed as on every path (content-type, accept, authorization, x-api-key, mcp-protocol-version, …). Answered by
+  // @fastify/cors's hook with this route's options; other paths keep GET, HEAD, OPTIONS.
+  app.options('/mcp', { config: { cors: { methods: MCP_CORS_METHODS } } }, async (_request, reply) => await reply.code(204).send())
 
   // Stateless: there is no stream to open and no session to end (docs/api.md §15). HEAD follows GET.
   app.get('/mcp', async (_request, reply) => {

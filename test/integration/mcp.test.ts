@@ -1,6 +1,7 @@
 // POST /mcp (docs/api.md §15) with the official SDK's client over real listeners on loopback: the tool list, calls
 // through the pipeline (metadata, markdown, screenshot, links), a blocked target, the pro key in both header forms
-// and as an argument, and the free quota counting calls.
+// and as an argument, the free quota counting calls, concurrent clients on the one server of a listener, SSE-only
+// clients, and a browser's cross-origin POST (CORS).
 import http from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -10,6 +11,7 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
 import { build, type Built } from '../helpers/build.ts'
 import { startFixtureServer, type FixtureServer } from '../helpers/fixture-server.ts'
 import { imageInfo } from '../helpers/images.ts'
+import { launchTestBrowser } from '../helpers/chromium.ts'
 
 const KEY = 'mcp-test-key'
 let fx: FixtureServer
@@ -286,4 +288,90 @@ describe('the route', () => {
     const data = (await res.text()).split('\n').find(line => line.startsWith('data: '))
     expect(JSON.parse(data?.slice(6) ?? '{}')).toMatchObject({ id: 7, result: { tools: expect.any(Array) } })
   })
+})
+
+describe('one server for every POST', () => {
+  it('serves concurrent SDK clients (all using the same ids) each its own answer', async () => {
+    const count = 8
+    for (let i = 0; i < count; i++) {
+      fx.route(`/same-ids/${i}`, (_req, res) => {
+        // The first pages answer last, so that answers cross.
+        setTimeout(() => { res.writeHead(200, { 'content-type': 'text/html' }); res.end(`<title>Page ${i}</title>`) }, (count - i) * 15)
+      })
+    }
+    const clients = await Promise.all(Array.from({ length: count }, async () => await connect(base.pro, { 'x-api-key': KEY })))
+    try {
+      const results = await Promise.all(clients.map(async (client, i) => await call(client, 'microlink_metadata', { url: `${fx.origin}/same-ids/${i}`, prerender: false })))
+      results.forEach((result, i) => {
+        expect(result.isError, JSON.stringify(result)).toBeUndefined()
+        expect((result.structuredContent as { data: { title: string } }).data.title).toBe(`Page ${i}`)
+      })
+    } finally {
+      await Promise.all(clients.map(async client => { await client.close() }))
+    }
+  })
+
+  it('answers tools/call and a batch over SSE to a client that takes only that', async () => {
+    const res = await fetch(`${base.free}/mcp`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'text/event-stream' },
+      body: JSON.stringify([
+        { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'microlink_text', arguments: { url: `${fx.origin}/article/`, prerender: false, selector: 'h1' } } },
+        { jsonrpc: '2.0', id: 2, method: 'tools/list' }
+      ])
+    })
+    expect(res.status).toBe(200)
+    expect(res.headers.get('content-type')).toContain('text/event-stream')
+    const messages = (await res.text()).split('\n').filter(line => line.startsWith('data: ')).map(line => JSON.parse(line.slice(6)) as { id: number, result: Record<string, unknown> })
+    expect(messages.map(m => m.id).sort()).toEqual([1, 2])
+    expect(messages.find(m => m.id === 1)?.result).toMatchObject({ structuredContent: { data: 'Shipping faster' } })
+    expect(messages.find(m => m.id === 2)?.result).toMatchObject({ tools: expect.any(Array) })
+  })
+})
+
+describe('CORS', () => {
+  const MCP_HEADERS = 'content-type, accept, authorization, x-api-key, mcp-session-id, mcp-protocol-version, last-event-id'
+
+  it('allows POST and the MCP headers in a preflight of /mcp, and only there', async () => {
+    for (const instance of [app.free, app.pro]) {
+      const res = await instance.inject({
+        method: 'OPTIONS',
+        url: '/mcp',
+        headers: { origin: 'https://agent.example', 'access-control-request-method': 'POST', 'access-control-request-headers': MCP_HEADERS }
+      })
+      expect(res.statusCode).toBe(204)
+      expect(res.headers['access-control-allow-origin']).toBe('*')
+      expect(res.headers['access-control-allow-methods']).toBe('GET, HEAD, POST, OPTIONS')
+      expect(res.headers['access-control-allow-headers']).toBe(MCP_HEADERS)
+      expect(res.headers['access-control-max-age']).toBe('86400')
+      const other = await instance.inject({ method: 'OPTIONS', url: '/', headers: { origin: 'https://agent.example', 'access-control-request-method': 'POST' } })
+      expect(other.statusCode).toBe(204)
+      expect(other.headers['access-control-allow-methods']).toBe('GET, HEAD, OPTIONS')
+    }
+  })
+
+  // POST is a CORS-safelisted method, so a browser would send it even without it in the list; what a browser needs
+  // besides is its non-safelisted request headers allowed (x-api-key, mcp-protocol-version) and the exposed ones.
+  it('lets a page of another origin call the tools from a browser', async () => {
+    fx.route('/mcp-client/', (_req, res) => { res.writeHead(200, { 'content-type': 'text/html' }); res.end('<title>client</title>') })
+    const browser = await launchTestBrowser()
+    try {
+      const page = await browser.newPage()
+      await page.goto(`${fx.origin}/mcp-client/`)
+      const answer = await page.evaluate(async ({ endpoint, key, url }) => {
+        const res = await fetch(endpoint, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'x-api-key': key, 'mcp-protocol-version': '2025-06-18' },
+          body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'microlink_text', arguments: { url, prerender: false, selector: 'h1' } } })
+        })
+        return { status: res.status, body: await res.json() as unknown, requestId: res.headers.get('x-request-id') }
+      }, { endpoint: `${base.pro}/mcp`, key: KEY, url: `${fx.origin}/article/` })
+      expect(answer.status).toBe(200)
+      expect(answer.body).toMatchObject({ id: 1, result: { structuredContent: { data: 'Shipping faster' } } })
+      // The exposed headers are readable across origins.
+      expect(answer.requestId).toMatch(/:/)
+    } finally {
+      await browser.close()
+    }
+  }, 60_000)
 })
