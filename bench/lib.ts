@@ -65,7 +65,15 @@ export async function startBenchService (fx: FixtureServer, env: Record<string, 
   }
 }
 
-export interface LoadResult { rps: number, p50: number, p99: number, errors: number, non2xx: number }
+export interface LoadResult {
+  rps: number
+  p50: number
+  p99: number
+  errors: number
+  non2xx: number
+  /** Answers received during the run. */
+  total: number
+}
 
 /** autocannon in a child process, so the load generator does not share the server's event loop. */
 export async function load (url: string, options: { connections: number, seconds: number, headers?: Record<string, string>, method?: string, body?: string }): Promise<LoadResult> {
@@ -76,8 +84,8 @@ export async function load (url: string, options: { connections: number, seconds
   if (options.body !== undefined) args.push('-b', options.body)
   args.push(url)
   const { stdout } = await run(bin, args, { maxBuffer: 16 * 1024 * 1024 })
-  const result = JSON.parse(stdout) as { requests: { average: number }, latency: { p50: number, p99: number }, errors: number, non2xx: number }
-  return { rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, errors: result.errors, non2xx: result.non2xx }
+  const result = JSON.parse(stdout) as { requests: { average: number, total: number }, latency: { p50: number, p99: number }, errors: number, non2xx: number }
+  return { rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, errors: result.errors, non2xx: result.non2xx, total: result.requests.total }
 }
 
 export function median (values: number[]): number {
