@@ -3,15 +3,10 @@
 // each). Besides the throughput, the server's own CPU time per answer (process.cpuUsage over each run, the load
 // generator being another process): on a shared machine it moves less than the rate does. The call is `microlink_metadata` with the arguments that map to exactly the `GET /` query, so both read
 // the same cache entry. Loopback only; bounded in time.
-import pino from 'pino'
-import { loadConfig } from '../src/config.ts'
-import { createLogger } from '../src/logger.ts'
-import { closeContext, createContext } from '../src/context.ts'
-import { buildApp } from '../src/app.ts'
 import { startFixtureServer } from '../test/helpers/fixture-server.ts'
-import { fmt, load, type LoadResult } from './lib.ts'
+import { BENCH_KEY, fmt, load, startBenchService, type LoadResult } from './lib.ts'
 
-const KEY = 'bench-key'
+const KEY = BENCH_KEY
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5)
 const ROUNDS = 2
 
@@ -29,11 +24,8 @@ async function measured (run: () => Promise<LoadResult>): Promise<Measured> {
 
 export async function benchMcp (): Promise<Record<string, number>> {
   const fx = await startFixtureServer()
-  const sink = pino.destination({ dest: '/dev/null', sync: false })
-  const config = loadConfig({ API_KEYS: KEY, ALLOW_PRIVATE_HOSTS: fx.host, LOG_LEVEL: 'info' })
-  const ctx = await createContext(config, createLogger({ level: 'info', destination: sink }))
-  const pro = await buildApp(ctx, { plan: 'pro' })
-  const proUrl = await pro.listen({ port: 0, host: '127.0.0.1' })
+  const service = await startBenchService(fx)
+  const { proUrl } = service
   const article = `${fx.origin}/article/`
   const getUrl = `${proUrl}/?url=${encodeURIComponent(article)}&prerender=false`
   const mcpUrl = `${proUrl}/mcp`
@@ -71,8 +63,7 @@ export async function benchMcp (): Promise<Record<string, number>> {
     figures.mcpCpu = mean(calls, r => r.cpuPerAnswer)
     figures.cpuRatio = figures.mcpCpu / figures.getCpu
   } finally {
-    await pro.close()
-    await closeContext(ctx)
+    await service.close()
     await fx.close()
   }
   return figures
