@@ -23,11 +23,11 @@ import { Limiter } from './limiter.ts'
 import { JobRunner } from './runner.ts'
 import { Supervisor } from './supervisor.ts'
 import { abortError } from '../../util/abort.ts'
-import type { BrowserJob, BrowserPool, BrowserPoolDeps, BrowserPoolOptions, PoolCounters, PoolRunOptions } from './types.ts'
+import type { BrowserJob, BrowserPool, BrowserPoolDeps, BrowserPoolOptions, PoolCounters, PoolRunOptions, SlotWork } from './types.ts'
 
 export type {
   BrowserJob, BrowserPool, BrowserPoolDeps, BrowserPoolLog, BrowserPoolOptions, BrowserPoolStats, BrowserReadiness, JobInfo,
-  PoolRunOptions
+  PoolRunOptions, SlotWork
 } from './types.ts'
 
 const DEFAULTS = {
@@ -141,6 +141,36 @@ export async function createBrowserPool (options: BrowserPoolOptions, deps: Brow
     })
   }
 
+  /** Slot work running now, each with the controller that stops it. */
+  const slotWork = new Set<AbortController>()
+
+  function runSlot<T> (work: SlotWork<T>, runOptions: { signal: AbortSignal }): Promise<T> {
+    const { signal } = runOptions
+    if (supervisor.closing) return Promise.reject(busyError('The browser is shutting down.'))
+    if (signal.aborted) return Promise.reject(abortError(signal))
+    return new Promise<T>((resolve, reject) => {
+      const start = AsyncResource.bind((): void => {
+        limiter.acquire()
+        const controller = new AbortController()
+        const onAbort = (): void => { controller.abort(signal.reason) }
+        signal.addEventListener('abort', onAbort, { once: true })
+        if (signal.aborted) onAbort()
+        slotWork.add(controller)
+        const done = (async () => await work(controller.signal))().then(resolve, reject).finally(() => {
+          signal.removeEventListener('abort', onAbort)
+          slotWork.delete(controller)
+          limiter.release()
+          drain.wake()
+          pump()
+        })
+        drain.track(done)
+      })
+      const admission = limiter.admit({ start, reject }, signal, supervisor.isUp())
+      if (admission === 'full') reject(busyError(`The browser queue is full (${limiter.queueLimit} waiting).`))
+      else if (admission === 'queued') supervisor.ensure()
+    })
+  }
+
   try {
     await supervisor.start()
   } catch (err) {
@@ -158,6 +188,7 @@ export async function createBrowserPool (options: BrowserPoolOptions, deps: Brow
       // running after drainTimeoutMs are aborted.
       await drain.settle(() => limiter.active, drainTimeoutMs, () => {
         leases.abortJobs(() => true, () => busyError('The browser is shutting down.'))
+        for (const controller of slotWork) controller.abort(busyError('The browser is shutting down.'))
       })
       await supervisor.stopLaunching()
       const idle = leases.takeAllIdle()
@@ -170,6 +201,7 @@ export async function createBrowserPool (options: BrowserPoolOptions, deps: Brow
 
   return {
     run,
+    runSlot,
     health: () => supervisor.health(),
     readiness: () => supervisor.readiness(),
     stats: () => ({

@@ -1,6 +1,6 @@
 // A browser pool created on first use. The server warms it at start; an app that never renders (most
 // tests, a metadata-only deployment's first minutes) never launches Chromium.
-import type { BrowserJob, BrowserPool, BrowserPoolStats, PoolRunOptions } from './types.ts'
+import type { BrowserJob, BrowserPool, BrowserPoolStats, PoolRunOptions, SlotWork } from './types.ts'
 
 export interface LazyBrowserPool extends Omit<BrowserPool, 'chromiumVersion'> {
   /** Creates the pool (launching the browser) if it is not there yet. */
@@ -34,6 +34,9 @@ export function createLazyBrowserPool (create: () => Promise<BrowserPool>): Lazy
     started: () => ready !== undefined,
     async run<T> (job: BrowserJob<T>, options: PoolRunOptions): Promise<T> {
       return await (await ensure()).run(job, options)
+    },
+    async runSlot<T> (work: SlotWork<T>, options: { signal: AbortSignal }): Promise<T> {
+      return await (await ensure()).runSlot(work, options)
     },
     // Not started yet is healthy: the browser starts on demand.
     health: () => ready === undefined ? !closed && pool === undefined : ready.health(),

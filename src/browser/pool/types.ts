@@ -81,6 +81,12 @@ export interface JobInfo {
 
 export type BrowserJob<T> = (page: Page, info: JobInfo) => Promise<T>
 
+/**
+ * Work that holds one slot of the browser queue but no page of the pool (a Lighthouse run, which drives a Chromium
+ * of its own). Its signal aborts when the caller's does, or when the pool closes and the work overstays the drain.
+ */
+export type SlotWork<T> = (signal: AbortSignal) => Promise<T>
+
 export interface PoolRunOptions {
   signal: AbortSignal
   emulation: Emulation
@@ -109,6 +115,11 @@ export interface BrowserPoolStats {
 
 export interface BrowserPool {
   run<T> (job: BrowserJob<T>, options: PoolRunOptions): Promise<T>
+  /**
+   * Runs `work` in a slot of the browser queue, as a job would be (same concurrency, same FIFO queue, EBUSY when the
+   * queue is full), without a context or page: the slot is given back when the work settles.
+   */
+  runSlot<T> (work: SlotWork<T>, options: { signal: AbortSignal }): Promise<T>
   /** True while a browser is connected and the pool is open. */
   health (): boolean
   /**
