@@ -18,6 +18,7 @@ import { createKeyVerifier } from './http/auth.ts'
 import { desktopUserAgent } from './browser/devices.ts'
 import { createBrowserPool, createLazyBrowserPool, type BrowserPoolOptions, type LazyBrowserPool } from './browser/pool/index.ts'
 import { createAdblockLoader, type AdblockLoader } from './adblock/index.ts'
+import { createLighthouseRunner, type LighthouseRunner } from './browser/lighthouse/index.ts'
 import { createMetrics, type ServiceMetrics } from './metrics.ts'
 import { serviceVersion } from './version.ts'
 
@@ -40,6 +41,8 @@ export interface AppContext {
   browser: LazyBrowserPool
   /** `adblock`'s filter engine and consent rules (docs/browser.md#adblock), loaded once, at start or on first use. */
   adblock: AdblockLoader
+  /** `insights.lighthouse` (docs/api.md §3.4): one run at a time, each in a slot of `browser`'s queue. */
+  lighthouse: LighthouseRunner
   /** Prometheus metrics of this context (its own registry). */
   metrics: ServiceMetrics
   verifyKey: (presented: string | undefined) => boolean
@@ -90,6 +93,15 @@ export async function createContext (config: Readonly<Config>, log: Logger, over
     proxyCa: overrides.proxyCa,
     ...overrides.browser
   }, { guard, log }))
+  const lighthouse = createLighthouseRunner({
+    guard,
+    slots: browser,
+    env: config.childEnv,
+    chromiumPath: config.chromiumPath,
+    queueLimit: config.browserQueueLimit,
+    log,
+    proxyCa: overrides.proxyCa
+  })
   return {
     config,
     log,
@@ -105,6 +117,7 @@ export async function createContext (config: Readonly<Config>, log: Logger, over
     av,
     browser,
     adblock: createAdblockLoader(),
+    lighthouse,
     metrics: createMetrics({ browserStats: () => browser.stats(), version: serviceVersion() }),
     verifyKey: createKeyVerifier(config.apiKeys),
     background: new Set(),
@@ -116,6 +129,7 @@ export async function closeContext (ctx: AppContext): Promise<void> {
   ctx.closing = true
   await Promise.allSettled([...ctx.background])
   await ctx.browser.close()
+  await ctx.lighthouse.close()
   await ctx.http.close()
   await ctx.store.close()
   await ctx.storage.close()

@@ -128,6 +128,7 @@ async function compute (ctx: AppContext, options: ExtractOptions, run: ComputeRu
       cacheKey: run.cacheKey,
       ttl: ttlFor(cache.ttl, loaded.statusCode),
       signal: run.signal,
+      deadline: run.deadline,
       log: run.log,
       timings: run.timings
     })

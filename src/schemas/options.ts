@@ -115,6 +115,13 @@ export interface PdfOptions {
 export const LIGHTHOUSE_OUTPUTS = ['json', 'html', 'csv'] as const
 export const LIGHTHOUSE_PRESETS = ['default', 'desktop', 'perf', 'experimental', 'full', 'lr-desktop', 'lr-mobile'] as const
 
+/**
+ * Lighthouse settings a request may not set: `auditMode` and `gatherMode` read and write artifacts on the service's
+ * disk, `debugNavigation` waits for a person, and `extraHeaders` would send headers to every origin, around the
+ * pro-only `headers.*` (400 EINVALQUERY). The run's time limits are capped by the request's deadline instead.
+ */
+export const LIGHTHOUSE_RESERVED_SETTINGS = ['auditMode', 'gatherMode', 'debugNavigation', 'extraHeaders'] as const
+
 export interface LighthouseOptions {
   output: (typeof LIGHTHOUSE_OUTPUTS)[number]
   preset: (typeof LIGHTHOUSE_PRESETS)[number]

@@ -44,6 +44,8 @@ export interface EnrichContext {
   /** The entry's ttl in ms (files are cached as long). */
   readonly ttl: number
   readonly signal: AbortSignal
+  /** Epoch ms by which the computation must be over. */
+  readonly deadline: number
   readonly log: Logger
   /** Phase durations in ms (server-timing); an enricher adds its own. */
   readonly timings: Record<string, number>

@@ -5,6 +5,7 @@ import { storedFilesEnricher } from './stored-files.ts'
 import { iframeEnricher } from './iframe.ts'
 import { paletteEnricher } from './palette.ts'
 import { insightsEnricher } from './insights.ts'
+import { lighthouseEnricher } from './lighthouse.ts'
 
 export type { EnrichContext, Enricher, Extraction, LoadedPage } from './enricher.ts'
 
@@ -13,7 +14,9 @@ export const ENRICHERS: readonly Enricher[] = Object.freeze([
   iframeEnricher,
   // After the files are stored: the screenshot is one of the image-like media objects it colours.
   paletteEnricher,
-  insightsEnricher
+  insightsEnricher,
+  // Last: it adds to `data.insights`, and holds a browser slot for seconds.
+  lighthouseEnricher
 ])
 
 /** Runs the enrichers that apply, in order, timing each under its name. */

@@ -1,7 +1,7 @@
 // Enricher: `data.insights` (docs/api.md §3.4). `technologies` is matched on the page as loaded (the response's HTML
 // and headers, or the rendered DOM, its response headers and what the page gave: JS globals, DOM properties, the
-// browser's cookies) against the bundled fingerprint set (src/insights/). `lighthouse` is not built: it is absent,
-// as a part turned off is.
+// browser's cookies) against the bundled fingerprint set (src/insights/). `lighthouse` is added after it, by its own
+// enricher (lighthouse.ts); a part turned off is absent.
 import { bundledFingerprints } from '../../insights/fingerprints.ts'
 import { detectTechnologies } from '../../insights/detect.ts'
 import { pageSignals } from '../../insights/signals.ts'
