@@ -180,7 +180,7 @@ export const TOOLS: readonly Tool[] = [
   },
   {
     name: 'microlink_lighthouse',
-    description: 'Asks for a Lighthouse audit of a page (`insights.lighthouse`). pagecast reads the parameter and loads the page in the browser but does not run Lighthouse yet: the value is null.',
+    description: 'Runs a Lighthouse audit of a page (`insights.lighthouse`) and returns the report: the report object (LHR) by default, or Lighthouse\'s own HTML or CSV report text with `output`. A run takes seconds, one at a time per instance.',
     properties: {
       ...params('data'),
       onlyCategories: lighthouseSchema('onlyCategories'),

@@ -111,7 +111,7 @@ export const PARAMETERS = {
     read: readInsights,
     cacheKey: 'keep',
     browser: { when: (o) => o.insights !== false && o.insights.lighthouse !== false, note: 'with `insights.lighthouse`' },
-    doc: doc('Adds `data.insights = {technologies, lighthouse}`; once on, both parts default to on, and a part turned off is absent. Lighthouse is not built yet, so only `technologies` appears.', { ...SWITCH, default: false })
+    doc: doc('Adds `data.insights = {technologies, lighthouse}`; once on, both parts default to on, and a part turned off is absent.', { ...SWITCH, default: false })
   },
   palette: {
     group: 'outputs',

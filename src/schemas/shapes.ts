@@ -159,14 +159,14 @@ export const LIGHTHOUSE_SHAPE = {
     output: leaf('Report format.', { type: 'string', enum: LIGHTHOUSE_OUTPUTS, default: 'json' }),
     preset: leaf('Lighthouse preset.', { type: 'string', enum: LIGHTHOUSE_PRESETS, default: 'default' })
   },
-  map: { name: 'camel', label: 'setting', child: { ...settingsValue, doc: doc('Any other Lighthouse setting, camelCased (`onlyCategories`).', {}) } }
+  map: { name: 'camel', label: 'setting', child: { ...settingsValue, doc: doc('Any other Lighthouse setting, camelCased (`onlyCategories`), merged into the preset\'s settings; `auditMode`, `gatherMode`, `debugNavigation` and `extraHeaders` are refused (EINVALQUERY).', {}) } }
 } as const satisfies ShapeSpec
 
 export const INSIGHTS_SHAPE = {
   json: 'strict',
   keys: {
     technologies: leaf('`data.insights.technologies`: `[{name, confidence, version, logo, url, categories}]` matched on the HTML, headers, cookies, script URLs and meta tags (plus JS globals when rendered) against a bundled Wappalyzer-format fingerprint set.', { ...BOOLEAN, default: true }),
-    lighthouse: { ...LIGHTHOUSE_SHAPE, doc: doc('Lighthouse report (not built yet: the request uses the browser, and `data.insights` has no `lighthouse` member).', { ...SWITCH, default: true }) }
+    lighthouse: { ...LIGHTHOUSE_SHAPE, doc: doc('`data.insights.lighthouse`: a Lighthouse report of the target (needs the browser), run with a Chromium of its own, one run at a time, in a browser queue slot, within `timeout`.', { ...SWITCH, default: true }) }
   }
 } as const satisfies ShapeSpec
 

@@ -177,6 +177,31 @@ describe('scheduling', () => {
     expect(titles).toEqual(['Plain fixture', 'Plain fixture', 'Plain fixture'])
   })
 
+  it('runSlot() takes a slot like a job (no page): jobs queue behind it, it queues behind them, EBUSY beyond', async () => {
+    const hold = gate()
+    const order: string[] = []
+    const slots = [0, 1].map(async (i) => await pool.runSlot(async (signal) => { order.push(`slot${i}`); await hold.wait; return signal.aborted }, { signal: AbortSignal.timeout(20_000) }))
+    await vi.waitFor(() => { expect(order.length).toBe(2) })
+    expect(pool.stats().active).toBe(2)
+    const queuedJob = job(pool, async () => { order.push('job') })
+    const queuedSlot = pool.runSlot(async () => { order.push('slot2') }, { signal: AbortSignal.timeout(20_000) })
+    expect(pool.stats().queued).toBe(2)
+    const fillers = [1, 2].map(async () => await job(pool, async () => {}))
+    expect(pool.stats().queued).toBe(4)
+    const busy = await settled(pool.runSlot(async () => { order.push('never') }, { signal: AbortSignal.timeout(20_000) }))
+    expect((busy as AppError).code).toBe('EBUSY')
+    hold.open()
+    expect(await Promise.all(slots)).toEqual([false, false])
+    await Promise.all([queuedJob, queuedSlot, ...fillers])
+    // Both waited for the slot work to let go (a job's own start then takes a page first).
+    expect(order.slice(0, 2)).toEqual(['slot0', 'slot1'])
+    expect(order.slice(2).sort()).toEqual(['job', 'slot2'])
+    await vi.waitFor(() => { expect(pool.stats().active).toBe(0) })
+    const failing = await settled(pool.runSlot(async () => { throw new Error('slot work failed') }, { signal: AbortSignal.timeout(20_000) }))
+    expect(String(failing)).toContain('slot work failed')
+    await vi.waitFor(() => { expect(pool.stats().active).toBe(0) })
+  })
+
   it('rejects a job whose signal is already aborted without running it', async () => {
     let ran = false
     const error = await settled(job(pool, async () => { ran = true }, AbortSignal.abort(new AppError('ETIMEOUT'))))

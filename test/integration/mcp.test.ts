@@ -114,7 +114,7 @@ describe('tools', () => {
     }
   }, 60_000)
 
-  it('answers the technologies detected, and lighthouse with null: it is parsed, not built yet (docs/api.md §3.4)', async () => {
+  it('answers the technologies detected, and the Lighthouse report (docs/api.md §3.4)', async () => {
     const client = await connect(base.free)
     try {
       const technologies = await call(client, 'microlink_technologies', { url: `${fx.origin}/article/` })
@@ -122,9 +122,12 @@ describe('tools', () => {
       const detected = [{ name: 'Open Graph', confidence: 100, version: null, logo: null, url: 'https://ogp.me', categories: ['Miscellaneous'] }]
       expect(technologies).toMatchObject({ structuredContent: { data: detected } })
       expect(textOf(technologies)).toEqual(detected)
-      const lighthouse = await call(client, 'microlink_lighthouse', { url: `${fx.origin}/article/`, onlyCategories: ['performance'] })
-      expect(lighthouse).toMatchObject({ structuredContent: { data: null } })
+      const lighthouse = await call(client, 'microlink_lighthouse', { url: `${fx.origin}/article/`, onlyCategories: ['seo'] })
       expect(lighthouse.isError).toBeUndefined()
+      const report = (lighthouse.structuredContent as { data: { requestedUrl: string, categories: Record<string, { score: unknown }> } }).data
+      expect(report.requestedUrl).toBe(`${fx.origin}/article/`)
+      expect(Object.keys(report.categories)).toEqual(['seo'])
+      expect(typeof report.categories.seo?.score).toBe('number')
     } finally {
       await client.close()
     }
