@@ -2,7 +2,7 @@
 // WordPress page behind nginx and PHP (meta generator, wp-content paths, a jQuery script URL with its version, a
 // PHP session cookie, WPML's cookie after an Expires date), an Express app, a React app whose markers exist only once rendered (a JS global and a
 // cookie set by script), a Google Analytics script URL, and an `excludes` pair (Backdrop rules out Drupal). Both
-// load modes; JS globals only when rendered. `insights=true` gives technologies and no lighthouse member.
+// load modes; JS globals only when rendered. `insights=true` gives technologies, then the Lighthouse report.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { build, qs, type Built } from '../helpers/build.ts'
 import { startFixtureServer, type FixtureServer } from '../helpers/fixture-server.ts'
@@ -135,19 +135,21 @@ describe('insights.technologies', () => {
     expect(rendered['Google Analytics']).toBeDefined()
   })
 
-  it('insights=true gives technologies, no lighthouse member, and uses the browser', async () => {
-    const { res, body } = await get({ url: `${fx.origin}/wp`, insights: true, meta: false })
+  it('insights=true gives technologies and then the Lighthouse report, and uses the browser', async () => {
+    // Lighthouse kept to one category: a whole run takes seconds more (test/integration/lighthouse.test.ts).
+    const { res, body } = await get({ url: `${fx.origin}/wp`, insights: true, 'insights.lighthouse.onlyCategories.0': 'seo', meta: false })
     expect(res.statusCode).toBe(200)
     expect(res.headers['x-fetch-mode']).toBe('prerender')
-    expect(Object.keys(body.data.insights)).toEqual(['technologies'])
+    expect(Object.keys(body.data.insights)).toEqual(['technologies', 'lighthouse'])
     expect(body.data.insights.technologies.map((t: Tech) => t.name)).toContain('WordPress')
-  })
+    expect(Object.keys(body.data.insights.lighthouse.categories)).toEqual(['seo'])
+  }, 60_000)
 
   it('leaves insights out unless asked, and technologies out when turned off', async () => {
     const plain = await get({ url: `${fx.origin}/wp`, prerender: false })
     expect(plain.body.data.insights).toBeUndefined()
     expect(plain.body.data.title).toBe('A blog')
-    const off = await get({ url: `${fx.origin}/wp`, 'insights.technologies': false, prerender: true })
+    const off = await get({ url: `${fx.origin}/wp`, 'insights.technologies': false, 'insights.lighthouse': false, prerender: true })
     expect(off.body.data.insights).toEqual({})
   })
 })
