@@ -84,11 +84,22 @@ async function get (query: Record<string, string | number | boolean>) {
   return { res, body: res.json<{ status: string, code?: string, data: Record<string, any> }>() }
 }
 
-/** The live processes of Lighthouse Chromiums (each browser and its helpers), by the marker value of its tree. */
+/**
+ * The live processes of this test's Lighthouse Chromiums (each browser and its helpers, all under this process: other
+ * test files run Lighthouse in their own workers at the same time), by the marker value of its tree.
+ */
 function lighthouseProcesses (): Map<number, string> {
   const table = processTable()
+  const ours = new Set<number>([process.pid])
+  for (let grew = true; grew;) {
+    grew = false
+    for (const { pid, ppid } of table) {
+      if (ours.has(ppid) && !ours.has(pid)) { ours.add(pid); grew = true }
+    }
+  }
   const found = new Map<number, string>()
   for (const { pid } of table) {
+    if (!ours.has(pid)) continue
     const marker = commandLine(pid).find(arg => arg.includes(`${LIGHTHOUSE_MARKER}=`))
     if (marker !== undefined) found.set(pid, /--pagecast-lighthouse=[\w-]+/.exec(marker)?.[0] ?? marker)
   }
