@@ -96,41 +96,47 @@ export async function buildApp (ctx: AppContext, { plan }: { plan: Plan }): Prom
 
   ignoreRequestBodies(app)
   const debugRequests = ctx.log.isLevelEnabled('debug')
+  // The access log: the listener's logger with the request id bound per line rather than per request (Fastify's
+  // request.log is a child made for each request), and without the redaction paths, which match nothing in this
+  // line: its URL goes through redactUrl and its headers (debug only) through the req serializer.
+  const accessLog = ctx.log.child({ listener: plan }, { redact: { paths: [] } })
   app.decorateRequest('startedAt', 0)
   app.decorateRequest('errorCode', '')
-  app.addHook('onRequest', async (request, reply) => {
+  // Callback hooks, not async ones: no promise per hook and request.
+  app.addHook('onRequest', (request, reply, done) => {
     request.startedAt = performance.now()
     reply.header('x-request-id', request.id)
     reply.header('x-pricing-plan', plan)
-    reply.headers(NOSNIFF_HEADERS)
+    reply.header('x-content-type-options', NOSNIFF_HEADERS['x-content-type-options'])
+    done()
   })
-  app.addHook('onSend', async (request, reply, payload) => {
+  app.addHook('onSend', (request, reply, payload, done) => {
     reply.header('x-response-time', pretty(performance.now() - request.startedAt))
     if (reply.getHeader('cache-control') === undefined) reply.header('cache-control', 'no-store')
     // While draining, close each connection after its answer: a keep-alive socket that was busy when
     // close() began would otherwise hold the process open until its idle timeout.
     if (ctx.closing) reply.header('connection', 'close')
-    return payload
+    done(null, payload)
   })
   // Runs before the error handler: remember the public code the answer will carry.
-  app.addHook('onError', async (request, _reply, err) => {
+  app.addHook('onError', (request, _reply, err, done) => {
     request.errorCode = normalizeError(err).code
+    done()
   })
-  app.addHook('onResponse', async (request, reply) => {
-    const seconds = (performance.now() - request.startedAt) / 1000
+  app.addHook('onResponse', (request, reply, done) => {
+    const ms = performance.now() - request.startedAt
     // /metrics is never counted (docs/api.md §12.2); the route pattern, not the raw URL, decides.
     if (request.routeOptions.url !== '/metrics') {
-      ctx.metrics.request(plan, reply.statusCode, request.errorCode === '' ? 'none' : request.errorCode, seconds)
+      ctx.metrics.request(plan, reply.statusCode, request.errorCode === '' ? 'none' : request.errorCode, ms / 1000)
     }
     // One short line per request; headers only at debug (they are redacted there too).
-    request.log.info({
-      method: request.method,
-      url: redactUrl(request.url),
-      ...(debugRequests ? { req: request } : {}),
-      status: reply.statusCode,
-      ms: Math.round((performance.now() - request.startedAt) * 10) / 10,
-      cache: reply.getHeader('x-cache-status')
-    }, 'request')
+    const line: Record<string, unknown> = { reqId: request.id, method: request.method, url: redactUrl(request.url) }
+    if (debugRequests) line.req = request
+    line.status = reply.statusCode
+    line.ms = Math.round(ms * 10) / 10
+    line.cache = reply.getHeader('x-cache-status')
+    accessLog.info(line, 'request')
+    done()
   })
 
   await app.register(cors, {

@@ -2,7 +2,7 @@
 import type { FastifyReply } from 'fastify'
 import prettyMs from 'pretty-ms'
 import type { HttpClient } from '../net/types.ts'
-import type { Envelope, Served } from '../cache/entries.ts'
+import type { EntryMeta, Envelope, Served } from '../cache/entries.ts'
 import type { ReplyOptions } from '../schemas/option-groups.ts'
 import { secondsLeft } from '../cache/entries.ts'
 import { AppError } from '../errors.ts'
@@ -13,25 +13,48 @@ import type { Storage, StoredFile } from '../storage/index.ts'
 const MAX_EMBED_BYTES = 50 * 1024 * 1024
 
 export function pretty (msValue: number): string {
-  return prettyMs(Math.max(0, Math.round(msValue)))
+  const ms = Math.max(0, Math.round(msValue))
+  // Under a second pretty-ms writes the whole milliseconds with `ms`; this is every hit's x-response-time.
+  return ms < 1000 ? `${ms}ms` : prettyMs(ms)
 }
 
 export function serverTiming (timings: Record<string, number>, total: number): string {
-  const parts = Object.entries(timings).map(([name, dur]) => `${name};dur=${dur.toFixed(1)}`)
-  parts.push(`total;dur=${total.toFixed(1)}`)
-  return parts.join(', ')
+  let out = ''
+  for (const name in timings) out += `${name};dur=${timings[name]!.toFixed(1)}, `
+  return `${out}total;dur=${total.toFixed(1)}`
+}
+
+/** The headers of an entry that are the same on every answer from it, as strings. */
+interface EntryHeaders {
+  ttl: string
+  timestamp: string
+  fetchTime: string
+}
+
+// Prepared once per entry version: a changed entry is a new object (parsed, written or computed anew), so the
+// weak map can never answer for an entry it was not made from.
+const entryHeaders = new WeakMap<EntryMeta, EntryHeaders>()
+
+function headersOf (meta: EntryMeta): EntryHeaders {
+  let prepared = entryHeaders.get(meta)
+  if (prepared === undefined) {
+    prepared = { ttl: String(meta.ttl), timestamp: String(meta.createdAt), fetchTime: pretty(meta.fetchTime) }
+    entryHeaders.set(meta, prepared)
+  }
+  return prepared
 }
 
 export function setCacheHeaders (reply: FastifyReply, served: Served, now: number): void {
   const { meta } = served.entry
+  const prepared = headersOf(meta)
   reply.header('x-cache-status', served.status)
-  reply.header('x-cache-ttl', String(meta.ttl))
-  reply.header('x-timestamp', String(meta.createdAt))
+  reply.header('x-cache-ttl', prepared.ttl)
+  reply.header('x-timestamp', prepared.timestamp)
   reply.header('cache-control', served.status === 'HIT' || served.status === 'MISS'
     ? `public, immutable, max-age=${secondsLeft(meta, now)}`
     : 'public, must-revalidate, max-age=0')
   reply.header('x-fetch-mode', meta.fetchMode)
-  reply.header('x-fetch-time', pretty(meta.fetchTime))
+  reply.header('x-fetch-time', prepared.fetchTime)
 }
 
 const UNSAFE_SEGMENTS = new Set(['__proto__', 'constructor', 'prototype'])

@@ -23,8 +23,8 @@ export function ignoreRequestBodies (app: FastifyInstance): void {
   // ours with a body it cannot take answers 415, mapped to EINVALQUERY. GET and HEAD bodies are never parsed, and
   // OPTIONS is answered by the CORS hook before any body.
   app.removeAllContentTypeParsers()
-  app.addHook('onSend', async (request, reply, payload) => {
+  app.addHook('onSend', (request, reply, payload, done) => {
     if (!drainable(request.headers)) reply.header('connection', 'close')
-    return payload
+    done(null, payload)
   })
 }
