@@ -95,21 +95,24 @@ export function judge (entry: CacheEntry, staleTtl: number | false, now: number)
 export interface Cache {
   /** `shared: true` skips the in-process copy and asks the store itself. */
   read (key: string, options?: { shared?: boolean }): Promise<CacheEntry | undefined>
+  /** The copy held in process (read or written here within hotTtlMs), without asking the store; synchronous. */
+  held (key: string): CacheEntry | undefined
   write (key: string, entry: CacheEntry): Promise<void>
 }
 
 export interface CacheOptions {
   /**
-   * With a shared (Redis) store, entries read or written here are also kept in process for this long,
-   * so a hot key is answered without a round trip. Another instance's newer entry for the same key (a
-   * forced recomputation) is seen at most this much later. 0 turns it off.
+   * Entries read or written here are also kept in process, parsed, for this long, so a hot key is answered
+   * without a round trip (Redis) or a parse of the stored string (either store). With Redis, another instance's
+   * newer entry for the same key (a forced recomputation) is seen at most this much later; the memory store is
+   * written only through this cache, so its copy is never behind. 0 turns it off.
    */
   hotTtlMs?: number
   hotMaxEntries?: number
 }
 
 export function createCache (store: Store, options: CacheOptions = {}): Cache {
-  const hotTtl = store.kind === 'memory' ? 0 : (options.hotTtlMs ?? 1000)
+  const hotTtl = options.hotTtlMs ?? 1000
   const hot = hotTtl > 0 ? new LRUCache<string, CacheEntry>({ max: options.hotMaxEntries ?? 1000, ttl: hotTtl }) : undefined
   return {
     async read (key, readOptions) {
@@ -119,6 +122,9 @@ export function createCache (store: Store, options: CacheOptions = {}): Cache {
       const entry = raw === null ? undefined : parseEntry(raw)
       if (entry !== undefined) hot?.set(key, entry)
       return entry
+    },
+    held (key) {
+      return hot?.get(key)
     },
     async write (key, entry) {
       // Kept for 2 x ttl so that an expired copy is still there for staleTtl.

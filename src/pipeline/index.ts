@@ -60,6 +60,20 @@ export async function serveExtract (ctx: AppContext, options: ExtractOptions, ru
   return { entry: flight.entry, ...(flight.computed === undefined ? {} : { fresh: flight.computed.fresh }), status: served, timings }
 }
 
+/**
+ * A HIT answered from the entry held in process (the hot copy), synchronously: no store round trip and nothing
+ * to wait for, so the caller arms no deadline for it. Undefined when there is no such fresh copy (force, none
+ * held, stale or expired): serveExtract then decides as usual.
+ */
+export function serveHeld (ctx: AppContext, options: ExtractOptions, key: string): Served | undefined {
+  if (options.force) return undefined
+  const t = performance.now()
+  const held = ctx.cache.held(key)
+  if (held === undefined || judge(held, options.staleTtl, Date.now()).kind !== 'hit') return undefined
+  ctx.metrics.cache('HIT')
+  return { entry: held, status: 'HIT', timings: { cache: performance.now() - t } }
+}
+
 async function readCacheSafely (ctx: AppContext, key: string, log: Logger): Promise<CacheEntry | undefined> {
   try {
     return await ctx.cache.read(key)

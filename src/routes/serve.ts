@@ -15,7 +15,7 @@ import { consumeQuota } from '../http/quota.ts'
 import { quotaSubject } from '../http/client-ip.ts'
 import { serverTiming, setCacheHeaders } from '../http/reply.ts'
 import { parseQuery } from '../schemas/query.ts'
-import { serveExtract } from '../pipeline/index.ts'
+import { serveExtract, serveHeld } from '../pipeline/index.ts'
 import { cacheKeyOf } from '../pipeline/cache-key.ts'
 import { createParsedQueries } from '../http/parsed-queries.ts'
 import { runWithEgress } from '../net/egress-scope.ts'
@@ -52,6 +52,9 @@ export interface ServeCore {
    */
   run: <T>(raw: string, headers: IncomingHttpHeaders, log: FastifyBaseLogger, watch: WatchClient, answer: (ran: Ran, signal: AbortSignal) => Promise<T>) => Promise<T>
 }
+
+/** The signal of an answer that waits on nothing (see run): it never aborts. */
+const NEVER_ABORTED = new AbortController().signal
 
 /** The first value of a header that may be repeated. */
 export function headerValue (value: string | string[] | undefined): string | undefined {
@@ -111,6 +114,13 @@ export function createServeCore (ctx: AppContext, plan: Plan): ServeCore {
       if (parsed.proxy !== undefined) assertProxyLiteralAllowed(ctx.guard, parseUpstreamProxy(parsed.proxy))
       return { options: parsed, cacheKey: cacheKeyOf(parsed) }
     })
+
+    // A JSON answer from the entry held in process waits on nothing (no store, no fetch, no file): it is sent
+    // without a deadline timer, a client watch or an egress scope. Embeds may fetch, so they take the full path.
+    if (options.embed === undefined) {
+      const held = serveHeld(ctx, options, cacheKey)
+      if (held !== undefined) return await answer({ served: held, options }, NEVER_ABORTED)
+    }
 
     const deadline = Date.now() + options.timeout
     const timer = createDeadline(options.timeout, () =>

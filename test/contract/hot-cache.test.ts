@@ -14,7 +14,7 @@ function counting (store: Store): Store & { gets: number } {
 
 const entry = (createdAt: number): CacheEntry => ({ meta: { createdAt, ttl: 60_000, fetchMode: 'fetch', fetchTime: 1, files: {}, status: 'MISS' }, body: '{}' })
 
-describe('hot cache over Redis', () => {
+describe('hot cache', () => {
   it('answers repeated reads in process, for at most hotTtlMs, and shared reads always ask Redis', async () => {
     const redis = createRedisStore({ connection: { kind: 'node', url: inject('redisUrl') }, prefix: `hot${Date.now()}:` }, { log: pino({ level: 'silent' }) })
     const store = counting(redis)
@@ -37,12 +37,33 @@ describe('hot cache over Redis', () => {
     }
   })
 
-  it('is off over the in-memory store, which is in process already', async () => {
+  it('holds parsed entries over the in-memory store too, and a write there replaces the copy at once', async () => {
     const store = counting(createMemoryStore({ maxEntries: 10 }))
-    const cache = createCache(store)
+    const cache = createCache(store, { hotTtlMs: 150 })
+    await cache.write('k', entry(1))
+    expect((await cache.read('k'))?.meta.createdAt).toBe(1)
+    expect(store.gets).toBe(0)
+    await cache.write('k', entry(2))
+    expect(cache.held('k')?.meta.createdAt).toBe(2)
+    expect((await cache.read('k'))?.meta.createdAt).toBe(2)
+    expect(store.gets).toBe(0)
+    // Shared reads still ask the store; once the copy lapses, nothing is held until the next read.
+    expect((await cache.read('k', { shared: true }))?.meta.createdAt).toBe(2)
+    expect(store.gets).toBe(1)
+    await new Promise(r => setTimeout(r, 200))
+    expect(cache.held('k')).toBeUndefined()
+    expect((await cache.read('k'))?.meta.createdAt).toBe(2)
+    expect(store.gets).toBe(2)
+    expect(cache.held('k')?.meta.createdAt).toBe(2)
+  })
+
+  it('holds nothing when hotTtlMs is 0', async () => {
+    const store = counting(createMemoryStore({ maxEntries: 10 }))
+    const cache = createCache(store, { hotTtlMs: 0 })
     await cache.write('k', entry(1))
     await cache.read('k')
     await cache.read('k')
     expect(store.gets).toBe(2)
+    expect(cache.held('k')).toBeUndefined()
   })
 })
