@@ -225,6 +225,30 @@ describe('cache', () => {
     expect((await get('pro', qs({ ...q, ttl: 3_600_000 }))).headers['x-cache-status']).toBe('HIT')
   })
 
+  it('answers each hit with the headers of the entry it holds now, and its own request headers', async () => {
+    const q = qs({ url: url('/plain/?preparedtest=1'), 'meta.title': true })
+    await get('pro', q)
+    const a = await get('pro', q)
+    const b = await get('pro', q)
+    expect([a.headers['x-cache-status'], b.headers['x-cache-status']]).toEqual(['HIT', 'HIT'])
+    expect(b.headers['x-timestamp']).toBe(a.headers['x-timestamp'])
+    expect(b.headers['x-request-id']).not.toBe(a.headers['x-request-id'])
+    for (const res of [a, b]) {
+      expect(res.headers['x-response-time']).toMatch(/^[\d.]+m?s$/)
+      expect(res.headers['server-timing']).toMatch(/^cache;dur=\d+\.\d, total;dur=\d+\.\d$/)
+    }
+    await new Promise(r => setTimeout(r, 5))
+    const forced = await get('pro', `${q}&force=true`)
+    expect(forced.headers['x-cache-status']).toBe('BYPASS')
+    expect(Number(forced.headers['x-timestamp'])).toBeGreaterThan(Number(a.headers['x-timestamp']))
+    // The entry changed: the next hit carries the new entry's headers, not those prepared for the old one.
+    const after = await get('pro', q)
+    expect(after.headers['x-cache-status']).toBe('HIT')
+    expect(after.headers['x-timestamp']).toBe(forced.headers['x-timestamp'])
+    expect(after.headers['x-fetch-time']).toBe(forced.headers['x-fetch-time'])
+    expect(after.body).toBe(forced.body)
+  })
+
   it('serves a STALE copy within staleTtl and refreshes it in the background', async () => {
     const q = { url: url('/plain/?staletest=1'), 'meta.title': true, ttl: '1min', staleTtl: 59_000 }
     const first = await get('pro', qs(q))

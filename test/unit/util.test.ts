@@ -5,6 +5,8 @@ import { defaultPort, effectivePort, isHttpUrl, toHttpUrl } from '../../src/util
 import { escapeHtml } from '../../src/util/html.ts'
 import { sha256 } from '../../src/util/hash.ts'
 import { deepFreeze } from '../../src/util/freeze.ts'
+import prettyMs from 'pretty-ms'
+import { pretty } from '../../src/http/reply.ts'
 
 describe('url', () => {
   it('toHttpUrl: an http(s) URL with a host, resolved against a base, as its href', () => {
@@ -67,5 +69,15 @@ describe('deepFreeze', () => {
     const sealed = Object.freeze({ open })
     deepFreeze({ sealed })
     expect(Object.isFrozen(open)).toBe(false)
+  })
+})
+
+describe('pretty (x-response-time, x-fetch-time)', () => {
+  it('writes what pretty-ms writes for the rounded milliseconds, its own way under a second', () => {
+    for (let ms = 0; ms < 2500; ms += 0.25) expect(pretty(ms)).toBe(prettyMs(Math.round(ms)))
+    expect(pretty(-3)).toBe('0ms')
+    expect(pretty(999.4)).toBe('999ms')
+    expect(pretty(999.5)).toBe('1s')
+    expect(pretty(61_000)).toBe('1m 1s')
   })
 })
