@@ -1,5 +1,6 @@
-// npm run bench: every benchmark of the project, in one run, printing the ratios the issues ask for.
-// Never a test: it measures, it does not assert. Loopback only; each part stops by itself.
+// npm run bench: every benchmark of the project, in one run, printing the ratios the issues ask for, then one summary
+// table of every ratio next to its target (summary.ts). Never a test: it measures, it does not assert. Loopback only;
+// each part stops by itself.
 // `npm run bench -- metadata`, `-- extract`, `-- media`, `-- insights`, `-- mcp`, `-- render`, `-- adblock`, `-- load` or `-- scale` runs one part.
 import { benchMetadata, printMetadata } from './metadata.ts'
 import { benchRender, printRender } from './render.ts'
@@ -10,15 +11,30 @@ import { benchMedia, printMedia } from './media.ts'
 import { benchInsights, printInsights } from './insights.ts'
 import { benchScale, printScale } from './scale.ts'
 import { benchMcp, printMcp } from './mcp.ts'
+import { printSummary, type Figures } from './summary.ts'
 
 const only = process.argv[2]
-if (only === undefined || only === 'metadata') printMetadata(await benchMetadata())
-if (only === undefined || only === 'extract') printExtract(await benchExtract())
-if (only === undefined || only === 'media') printMedia(await benchMedia())
-if (only === undefined || only === 'insights') printInsights(await benchInsights())
-if (only === undefined || only === 'mcp') printMcp(await benchMcp())
-if (only === undefined || only === 'render') printRender(await benchRender())
-if (only === undefined || only === 'adblock') printAdblock(await benchAdblock())
-if (only === undefined || only === 'load') printLoad(await benchLoad())
-if (only === undefined || only === 'scale') printScale(await benchScale())
+const results: Record<string, Figures> = {}
+
+/** Runs one part when asked for (or when all are), prints it, and keeps its figures for the summary. */
+async function part<F> (name: string, run: () => Promise<F>, print: (f: F) => void, flat: (f: F) => Figures): Promise<void> {
+  if (only !== undefined && only !== name) return
+  const figures = await run()
+  print(figures)
+  results[name] = flat(figures)
+}
+
+const same = (f: Figures): Figures => f
+await part('metadata', benchMetadata, printMetadata, same)
+await part('extract', benchExtract, printExtract, same)
+await part('media', benchMedia, printMedia, same)
+await part('insights', benchInsights, printInsights, same)
+await part('mcp', benchMcp, printMcp, same)
+await part('render', benchRender, printRender, same)
+await part('adblock', benchAdblock, printAdblock, same)
+await part('load', benchLoad, printLoad, f => f as unknown as Figures)
+await part('scale', benchScale, printScale, f => ({
+  hits1: f.rows[0]?.hitRps ?? NaN, hits3: f.rows[1]?.hitRps ?? NaN, shots1: f.rows[0]?.shotsPerSecond ?? NaN, shots3: f.rows[1]?.shotsPerSecond ?? NaN
+}))
+printSummary(results)
 process.exit(0)
