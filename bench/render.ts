@@ -1,13 +1,17 @@
-// Issue 3's benchmark: screenshot and PDF requests through a real listener (a service process of its
-// own, cold cache, distinct URLs) against two raw Playwright baselines doing the same work on the same
-// Chromium: a fresh context per job, and a pool of reused pages. DPR 2 and 1, concurrency 1 and 4.
+// Issues 3 and 14's benchmark: screenshot and PDF requests through a real listener (a service process of its
+// own, cold cache, distinct URLs, upload to local disk included) against the limit: a raw reused page on the same
+// Chromium, no reset, CDP capture with the fast PNG encoder (or Page.printToPDF). DPR 2 and 1, concurrency 1 and 4,
+// the two sides in alternating rounds of the same run (BENCH_RENDER_ROUNDS, 3 by default); ratios per round, their
+// median and range, and the medians of the service's server-timing entries. BENCH_RENDER_FRESH=1 adds the first
+// runs' other baseline, a fresh context per job. BENCH_RENDER_BASE=<another checkout> runs that tree's service too,
+// in the same rounds, for before/after figures side by side.
 // Then: 20 identical concurrent uncached requests (how many renders), and the RSS of the service plus its
 // Chromium after 50 and after 500 screenshots. Loopback only; every loop is bounded.
 import { spawn, type ChildProcess } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
-import type { Browser, Page } from 'playwright-core'
+import type { Browser, BrowserContext, CDPSession, Page } from 'playwright-core'
 import { launchTestBrowser } from '../test/helpers/chromium.ts'
 import { startFixtureServer, type FixtureServer } from '../test/helpers/fixture-server.ts'
 import { freePort } from '../test/setup/global-setup.ts'
@@ -44,11 +48,12 @@ export async function drive (n: number, c: number, job: (i: number) => Promise<v
 
 export interface Service { url: string, child: ChildProcess, storage: string, stop: () => Promise<void> }
 
-export async function startService (fx: FixtureServer): Promise<Service> {
+/** The service of the tree at `root` (this one by default) in its own process. */
+export async function startService (fx: FixtureServer, root = ROOT): Promise<Service> {
   const [free, pro] = [await freePort(), await freePort()]
   const storage = mkdtempSync(path.join(os.tmpdir(), 'pagecast-bench-files-'))
   const child = spawn(process.execPath, ['src/server.ts'], {
-    cwd: ROOT,
+    cwd: root,
     env: {
       ...process.env, FREE_PORT: String(free), PRO_PORT: String(pro), HOST: '127.0.0.1', API_KEYS: KEY,
       ALLOW_PRIVATE_HOSTS: fx.host, BROWSER_CONCURRENCY: '4', BROWSER_QUEUE_LIMIT: '1000', STORAGE_DIR: storage, LOG_LEVEL: 'warn'
@@ -74,7 +79,7 @@ export async function startService (fx: FixtureServer): Promise<Service> {
   }
 }
 
-async function serviceJob (service: Service, fx: FixtureServer, s: Setting, tag: string): Promise<void> {
+async function serviceJob (service: Service, fx: FixtureServer, s: Setting, tag: string): Promise<{ timings: Record<string, number>, size?: number }> {
   const params = new URLSearchParams({
     url: `${fx.origin}/article/?${tag}`,
     [s.kind]: 'true',
@@ -84,26 +89,82 @@ async function serviceJob (service: Service, fx: FixtureServer, s: Setting, tag:
   })
   const res = await fetch(`${service.url}/?${params}`, { headers: { 'x-api-key': KEY } })
   if (res.status !== 200) throw new Error(`service answered ${res.status}: ${await res.text()}`)
-  await res.arrayBuffer()
+  const body = await res.json() as { data?: Record<string, { size?: number } | undefined> }
+  const size = body.data?.[s.kind]?.size
+  return { timings: parseServerTiming(res.headers.get('server-timing')), ...(size === undefined ? {} : { size }) }
 }
 
 
-// ---------------------------------------------------------------- raw Playwright baselines
+// ---------------------------------------------------------------- the limit: a raw reused page
 
-async function rawCapture (page: Page, kind: Kind, url: string): Promise<void> {
-  await page.goto(url, { waitUntil: 'load' })
-  if (kind === 'screenshot') await page.screenshot({ type: 'png' })
-  else await page.pdf({ format: 'A4' })
+/**
+ * The limit pagecast is measured against (issue 14): a reused page with no reset between jobs, driven through CDP
+ * with Chromium's fast PNG encoder: goto until `load`, then `Page.captureScreenshot` with `optimizeForSpeed`, or
+ * `Page.printToPDF` for a PDF.
+ */
+interface RawPage { page: Page, session: CDPSession }
+
+/**
+ * Chromium captures with the emulation of the session that asks: without the page's device metrics on this session,
+ * a DPR 2 page would be captured at DPR 1 (1280×800 instead of 2560×1600). Set once per page, as pagecast does.
+ */
+async function rawPage (context: BrowserContext, dpr: number): Promise<RawPage> {
+  const page = await context.newPage()
+  const session = await context.newCDPSession(page)
+  await session.send('Emulation.setDeviceMetricsOverride', {
+    width: 1280, height: 800, deviceScaleFactor: dpr, mobile: false, screenWidth: 1280, screenHeight: 800, dontSetVisibleSize: true
+  })
+  return { page, session }
+}
+
+let rawRetries = 0
+
+async function rawCapture (raw: RawPage, kind: Kind, url: string, optimizeForSpeed = true): Promise<Buffer> {
+  await raw.page.goto(url, { waitUntil: 'load' })
+  if (kind === 'screenshot') {
+    // Chromium rarely answers "Unable to capture screenshot" on a loaded machine; the limit tries again (counted).
+    for (let attempt = 0; ; attempt++) {
+      try {
+        const { data } = await raw.session.send('Page.captureScreenshot', { format: 'png', optimizeForSpeed })
+        return Buffer.from(data, 'base64')
+      } catch (err) {
+        if (attempt >= 5 || !/Unable to capture screenshot/.test(String(err))) throw err
+        rawRetries += 1
+        await new Promise(resolve => setTimeout(resolve, 20 * (attempt + 1)))
+      }
+    }
+  }
+  const { data } = await raw.session.send('Page.printToPDF', { paperWidth: 8.27, paperHeight: 11.7 })
+  return Buffer.from(data, 'base64')
 }
 
 async function freshContextJob (browser: Browser, s: Setting, url: string): Promise<void> {
   const context = await browser.newContext({ viewport: { width: 1280, height: 800 }, deviceScaleFactor: s.dpr })
   try {
-    await rawCapture(await context.newPage(), s.kind, url)
+    await rawCapture(await rawPage(context, s.dpr), s.kind, url)
   } finally {
     await context.close()
   }
 }
+
+/** The server-timing entries of one answer, by name (ms). */
+function parseServerTiming (header: string | null): Record<string, number> {
+  const out: Record<string, number> = {}
+  for (const part of (header ?? '').split(',')) {
+    const match = /^\s*([\w.-]+);dur=([\d.]+)/.exec(part)
+    if (match !== null) out[match[1]!] = Number(match[2])
+  }
+  return out
+}
+
+/** The pool's reset counters of a service (/metrics): resets done and the seconds they took. */
+async function resetCounters (service: Service): Promise<{ resets: number, seconds: number }> {
+  const text = await fetch(`${service.url}/metrics`).then(async r => await r.text(), () => '')
+  const value = (name: string): number => Number(new RegExp(`^${name} ([\\d.e+-]+)$`, 'm').exec(text)?.[1] ?? NaN)
+  return { resets: value('pagecast_browser_resets_total'), seconds: value('pagecast_browser_reset_seconds_total') }
+}
+
+const ROUNDS = Number(process.env.BENCH_RENDER_ROUNDS ?? 3)
 
 export async function benchRender (): Promise<Record<string, number>> {
   const fx = await startFixtureServer()
@@ -113,46 +174,106 @@ export async function benchRender (): Promise<Record<string, number>> {
     for (const dpr of kind === 'pdf' ? [1] : [2, 1]) for (const concurrency of [1, 4]) settings.push({ kind, dpr, concurrency })
   }
   let tag = 0
-  // BENCH_RENDER_PART=memory runs only the memory measurement (for checking a leak quickly).
+  // BENCH_RENDER_PART=memory runs only the memory measurement (for checking a leak quickly), =ratios only the ratios.
   const memoryOnly = process.env.BENCH_RENDER_PART === 'memory'
   if (memoryOnly) settings.length = 0
   try {
-    // Raw baselines first, on their own browser (same executable and flags as the service).
+    // The limit runs on a browser of its own (same executable and flags as the service's), next to the service:
+    // both sides of a setting are measured in alternating rounds of the same run, so the machine's load hits both.
     const browser = await launchTestBrowser(findChromium({}))
-    try {
-      for (const s of settings) {
-        const n = s.concurrency === 4 ? JOBS_C4 : JOBS_C1
-        const label = `${s.kind}.dpr${s.dpr}.c${s.concurrency}`
-        await drive(4, s.concurrency, async () => { await freshContextJob(browser, s, `${fx.origin}/article/?w${tag++}`) })
-        const fresh = await drive(n, s.concurrency, async () => { await freshContextJob(browser, s, `${fx.origin}/article/?f${tag++}`) })
-        const contexts = await Promise.all(Array.from({ length: s.concurrency }, async () => await browser.newContext({ viewport: { width: 1280, height: 800 }, deviceScaleFactor: s.dpr })))
-        const pages = await Promise.all(contexts.map(async c => await c.newPage()))
-        const free = [...pages]
-        await drive(4, s.concurrency, async () => { const p = free.pop()!; try { await rawCapture(p, s.kind, `${fx.origin}/article/?w${tag++}`) } finally { free.push(p) } })
-        const reused = await drive(n, s.concurrency, async () => {
-          const p = free.pop()!
-          try { await rawCapture(p, s.kind, `${fx.origin}/article/?r${tag++}`) } finally { free.push(p) }
-        })
-        await Promise.all(contexts.map(async c => await c.close()))
-        figures[`${label}.fresh.rate`] = fresh.rate
-        figures[`${label}.fresh.latency`] = fresh.latency
-        figures[`${label}.reused.rate`] = reused.rate
-        figures[`${label}.reused.latency`] = reused.latency
-      }
-    } finally {
-      await browser.close()
-    }
-
     const service = await startService(fx)
+    // BENCH_RENDER_BASE=<another checkout>: its service runs too, in the same rounds (before/after side by side).
+    const baseRoot = process.env.BENCH_RENDER_BASE
+    const base = baseRoot === undefined ? undefined : await startService(fx, baseRoot)
     try {
       for (const s of settings) {
         const n = s.concurrency === 4 ? JOBS_C4 : JOBS_C1
         const label = `${s.kind}.dpr${s.dpr}.c${s.concurrency}`
-        await drive(4, s.concurrency, async () => { await serviceJob(service, fx, s, `sw${tag++}`) })
-        const ours = await drive(n, s.concurrency, async () => { await serviceJob(service, fx, s, `s${tag++}`) })
-        figures[`${label}.ours.rate`] = ours.rate
-        figures[`${label}.ours.latency`] = ours.latency
+        const contexts = await Promise.all(Array.from({ length: s.concurrency }, async () => await browser.newContext({ viewport: { width: 1280, height: 800 }, deviceScaleFactor: s.dpr })))
+        const free = await Promise.all(contexts.map(async c => await rawPage(c, s.dpr)))
+        const rawJob = async (prefix: string): Promise<Buffer> => {
+          const p = free.pop()!
+          try { return await rawCapture(p, s.kind, `${fx.origin}/article/?${prefix}${tag++}`) } finally { free.push(p) }
+        }
+        // Sizes: the limit's fast encode and Chromium's default encode of the same page.
+        if (s.kind === 'screenshot' && s.concurrency === 1) {
+          figures[`${label}.fastPngBytes`] = (await rawJob('z')).length
+          const p = free[0]!
+          figures[`${label}.defaultPngBytes`] = (await rawCapture(p, 'screenshot', `${fx.origin}/article/?d${tag++}`, false)).length
+        }
+        const timings: Array<Record<string, number>> = []
+        const sizes: number[] = []
+        const baseSizes: number[] = []
+        const ourJob = async (prefix: string): Promise<void> => {
+          const answer = await serviceJob(service, fx, s, `${prefix}${tag++}`)
+          timings.push(answer.timings)
+          if (answer.size !== undefined) sizes.push(answer.size)
+        }
+        const baseJob = async (prefix: string): Promise<void> => {
+          const answer = await serviceJob(base!, fx, s, `${prefix}${tag++}`)
+          if (answer.size !== undefined) baseSizes.push(answer.size)
+        }
+        await drive(4, s.concurrency, async () => { await rawJob('w') })
+        await drive(4, s.concurrency, async () => { await ourJob('sw') })
+        if (base !== undefined) await drive(4, s.concurrency, async () => { await baseJob('bw') })
+        timings.length = 0
+        sizes.length = 0
+        const resetsBefore = await resetCounters(service)
+        const raws: Array<{ rate: number, latency: number }> = []
+        const ours: Array<{ rate: number, latency: number }> = []
+        const bases: Array<{ rate: number, latency: number }> = []
+        for (let round = 0; round < ROUNDS; round++) {
+          // Rotate which side goes first.
+          const sides = [async () => { raws.push(await drive(n, s.concurrency, async () => { await rawJob('r') })) },
+            async () => { ours.push(await drive(n, s.concurrency, async () => { await ourJob('s') })) }]
+          if (base !== undefined) sides.push(async () => { bases.push(await drive(n, s.concurrency, async () => { await baseJob('b') })) })
+          for (let i = 0; i < round % sides.length; i++) sides.push(sides.shift()!)
+          for (const side of sides) await side()
+        }
+        await Promise.all(contexts.map(async c => await c.close()))
+        const resetsAfter = await resetCounters(service)
+        figures[`${label}.resetMs`] = 1000 * (resetsAfter.seconds - resetsBefore.seconds) / (resetsAfter.resets - resetsBefore.resets)
+        const latencyRatios = ours.map((o, i) => o.latency / raws[i]!.latency)
+        const rateRatios = ours.map((o, i) => o.rate / raws[i]!.rate)
+        if (base !== undefined) {
+          const baseLatency = bases.map((o, i) => o.latency / raws[i]!.latency)
+          const baseRate = bases.map((o, i) => o.rate / raws[i]!.rate)
+          figures[`${label}.base.rate`] = median(bases.map(o => o.rate))
+          figures[`${label}.base.latency`] = median(bases.map(o => o.latency))
+          figures[`${label}.base.latencyRatio`] = median(baseLatency)
+          figures[`${label}.base.latencyRatio.min`] = Math.min(...baseLatency)
+          figures[`${label}.base.latencyRatio.max`] = Math.max(...baseLatency)
+          figures[`${label}.base.rateRatio`] = median(baseRate)
+          figures[`${label}.base.rateRatio.min`] = Math.min(...baseRate)
+          figures[`${label}.base.rateRatio.max`] = Math.max(...baseRate)
+          if (baseSizes.length > 0) figures[`${label}.base.storedBytes`] = median(baseSizes)
+        }
+        figures[`${label}.ours.rate`] = median(ours.map(o => o.rate))
+        figures[`${label}.ours.latency`] = median(ours.map(o => o.latency))
+        figures[`${label}.reused.rate`] = median(raws.map(o => o.rate))
+        figures[`${label}.reused.latency`] = median(raws.map(o => o.latency))
+        figures[`${label}.latencyRatio`] = median(latencyRatios)
+        figures[`${label}.latencyRatio.min`] = Math.min(...latencyRatios)
+        figures[`${label}.latencyRatio.max`] = Math.max(...latencyRatios)
+        figures[`${label}.rateRatio`] = median(rateRatios)
+        figures[`${label}.rateRatio.min`] = Math.min(...rateRatios)
+        figures[`${label}.rateRatio.max`] = Math.max(...rateRatios)
+        if (sizes.length > 0) figures[`${label}.storedBytes`] = median(sizes)
+        const names = new Set(timings.flatMap(t => Object.keys(t)))
+        for (const name of names) figures[`${label}.timing.${name}`] = median(timings.map(t => t[name] ?? 0))
       }
+      if (process.env.BENCH_RENDER_FRESH === '1') {
+        // The other baseline of the first runs: a fresh context per job (the isolation a reset replaces).
+        for (const s of settings) {
+          const label = `${s.kind}.dpr${s.dpr}.c${s.concurrency}`
+          const fresh = await drive(s.concurrency === 4 ? JOBS_C4 : JOBS_C1, s.concurrency, async () => { await freshContextJob(browser, s, `${fx.origin}/article/?f${tag++}`) })
+          figures[`${label}.fresh.rate`] = fresh.rate
+          figures[`${label}.fresh.latency`] = fresh.latency
+        }
+      }
+      await browser.close()
+      figures.rawRetries = rawRetries
+      if (process.env.BENCH_RENDER_PART === 'ratios') return figures
 
       // 20 identical concurrent uncached requests: the fixture server counts the page loads.
       const before = fx.hitsOf('/article/')
@@ -167,7 +288,9 @@ export async function benchRender (): Promise<Record<string, number>> {
       await drive(450, 4, async () => { await serviceJob(service, fx, shot, `m${tag++}`) })
       figures.pssAfter500 = treePss(service.child.pid!)
     } finally {
+      await browser.close().catch(() => {})
       await service.stop()
+      await base?.stop()
     }
   } finally {
     await fx.close()
@@ -176,18 +299,34 @@ export async function benchRender (): Promise<Record<string, number>> {
 }
 
 export function printRender (f: Record<string, number>): void {
-  line('## screenshots and PDFs (issue 3)')
-  line('setting                  | pagecast        | raw fresh ctx   | raw reused page | ratio rate vs reused | ratio latency vs reused')
+  line('## screenshots and PDFs (issue 14): pagecast against the limit, a raw reused page (CDP capture, fast PNG encoder)')
+  line(`setting                  | pagecast        | limit           | latency ratio (median, range of ${ROUNDS} rounds) | rate ratio`)
   for (const key of Object.keys(f).filter(k => k.endsWith('.ours.rate'))) {
     const label = key.slice(0, -'.ours.rate'.length)
-    const c4 = label.endsWith('c4')
     const o = { rate: f[`${label}.ours.rate`]!, latency: f[`${label}.ours.latency`]! }
-    const fr = { rate: f[`${label}.fresh.rate`]!, latency: f[`${label}.fresh.latency`]! }
     const re = { rate: f[`${label}.reused.rate`]!, latency: f[`${label}.reused.latency`]! }
-    line(`${label.padEnd(24)} | ${fmt(o.rate)}/s ${fmt(o.latency, 0)}ms`.padEnd(43) +
-      `| ${fmt(fr.rate)}/s ${fmt(fr.latency, 0)}ms`.padEnd(18) + `| ${fmt(re.rate)}/s ${fmt(re.latency, 0)}ms`.padEnd(18) +
-      `| ${fmt(o.rate / re.rate)}${c4 ? ' (target >= 0.80)' : ''}`.padEnd(23) + `| ${fmt(o.latency / re.latency)}${c4 ? '' : ' (target <= 1.15)'}`)
+    const lat = `${fmt(f[`${label}.latencyRatio`]!)} [${fmt(f[`${label}.latencyRatio.min`]!)}-${fmt(f[`${label}.latencyRatio.max`]!)}]`
+    const rate = `${fmt(f[`${label}.rateRatio`]!)} [${fmt(f[`${label}.rateRatio.min`]!)}-${fmt(f[`${label}.rateRatio.max`]!)}]`
+    line(`${label.padEnd(24)} | ${fmt(o.rate)}/s ${fmt(o.latency, 0)}ms`.padEnd(43) + `| ${fmt(re.rate)}/s ${fmt(re.latency, 0)}ms`.padEnd(18) +
+      `| ${lat}${label.endsWith('c1') ? ' (target <= 1.30)' : ''}`.padEnd(48) + `| ${rate}${label.endsWith('c4') ? ' (target >= 0.80)' : ''}`)
+    const timing = Object.keys(f).filter(k => k.startsWith(`${label}.timing.`))
+      .map(k => `${k.slice(`${label}.timing.`.length)} ${fmt(f[k]!, 1)}`)
+    line(`  server-timing medians (ms): ${timing.join(', ')}; after the answer, the reset: ${fmt(f[`${label}.resetMs`] ?? NaN, 1)} ms (mean)`)
+    if (f[`${label}.base.rate`] !== undefined) {
+      const b = `${label}.base`
+      line(`  base tree (same rounds): ${fmt(f[`${b}.rate`]!)}/s ${fmt(f[`${b}.latency`]!, 0)}ms, latency ratio ${fmt(f[`${b}.latencyRatio`]!)} ` +
+        `[${fmt(f[`${b}.latencyRatio.min`]!)}-${fmt(f[`${b}.latencyRatio.max`]!)}], rate ratio ${fmt(f[`${b}.rateRatio`]!)} ` +
+        `[${fmt(f[`${b}.rateRatio.min`]!)}-${fmt(f[`${b}.rateRatio.max`]!)}]${f[`${b}.storedBytes`] === undefined ? '' : `, stored ${f[`${b}.storedBytes`]} bytes`}`)
+    }
+    if (f[`${label}.fresh.rate`] !== undefined) line(`  fresh context per job: ${fmt(f[`${label}.fresh.rate`]!)}/s ${fmt(f[`${label}.fresh.latency`]!, 0)}ms`)
   }
+  for (const dpr of [2, 1]) {
+    const label = `screenshot.dpr${dpr}.c1`
+    if (f[`${label}.defaultPngBytes`] === undefined) continue
+    line(`PNG bytes, DPR ${dpr}: Chromium default encode ${f[`${label}.defaultPngBytes`]}, fast encode ${f[`${label}.fastPngBytes`]}, stored by pagecast ${f[`${label}.storedBytes`]} (target <= default)`)
+  }
+  if (f.rawRetries !== undefined && f.rawRetries > 0) line(`(the limit's captures tried again after "Unable to capture screenshot": ${f.rawRetries})`)
+  if (f.identicalRenders === undefined) return
   line(`20 identical concurrent uncached screenshot requests: ${f.identicalRenders} render(s) (target 1)`)
   line(`service + Chromium PSS: ${fmt(f.pssAfter50!, 0)} MiB after 50 screenshots, ${fmt(f.pssAfter500!, 0)} MiB after 500 (${fmt(100 * (f.pssAfter500! / f.pssAfter50! - 1), 1)}%, target within 10%)`)
 }
