@@ -114,6 +114,18 @@ export function createMetrics (deps: MetricsDeps): ServiceMetrics {
     registers: [registry],
     collect () { this.reset(); this.inc(deps.browserStats().jobs) }
   })
+  new Counter({
+    name: 'pagecast_browser_resets_total',
+    help: 'Resets of a reused context and page between jobs since start (after the answer, before the slot is given back).',
+    registers: [registry],
+    collect () { this.reset(); this.inc(deps.browserStats().resets) }
+  })
+  new Counter({
+    name: 'pagecast_browser_reset_seconds_total',
+    help: 'Seconds spent in those resets since start.',
+    registers: [registry],
+    collect () { this.reset(); this.inc(deps.browserStats().resetSeconds) }
+  })
 
   return {
     registry,

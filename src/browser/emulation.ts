@@ -102,6 +102,11 @@ export function contextOptionsFor (emulation: Emulation): BrowserContextOptions 
  * Sets the per-job part of an Emulation on a (reused) page. Every setting is set, media type included, so nothing a
  * previous job set (through its Emulation or by calling emulateMedia/setExtraHTTPHeaders itself) stays.
  */
+/** The part of an Emulation applyPageEmulation sets on the page: equal keys set the same state. */
+export function pageEmulationKey (emulation: Emulation): string {
+  return JSON.stringify([emulation.colorScheme, emulation.reducedMotion, splitForwardedHeaders(emulation.extraHTTPHeaders).acceptLanguage ?? null])
+}
+
 export async function applyPageEmulation (page: Page, emulation: Emulation): Promise<void> {
   const { acceptLanguage } = splitForwardedHeaders(emulation.extraHTTPHeaders)
   await Promise.all([

@@ -91,11 +91,13 @@ async function computeAndStore (
   run: ServeOptions & { status: 'MISS' | 'BYPASS', timings: Record<string, number> }
 ): Promise<Computed> {
   const computed = await abortable(computeEntry(ctx, options, { ...run, cacheKey: key, deadline: run.deadline ?? Date.now() + options.timeout }), run.signal)
+  const t = performance.now()
   try {
     await ctx.cache.write(key, computed.entry)
   } catch (err) {
     run.log.warn({ err }, 'cache write failed')
   }
+  run.timings['cache-write'] = performance.now() - t
   return computed
 }
 

@@ -16,6 +16,10 @@ export interface LoadRun {
   log: Logger
   /** Epoch ms by which the computation must be over. */
   deadline: number
+  /** Phase durations in ms (server-timing): the render adds its parts. */
+  timings?: Record<string, number>
+  /** False when nothing reads the page's HTML (a capture with `meta=false` and nothing else): the render skips it. */
+  readsPage?: boolean
 }
 
 /** What was loaded, whichever way. */
@@ -50,7 +54,7 @@ function fromRender (rendered: Rendered): Loaded {
 async function render (ctx: AppContext, options: ExtractOptions, run: LoadRun): Promise<Loaded> {
   const t = performance.now()
   try {
-    const rendered = await renderPage(ctx, options, run.signal, run.deadline)
+    const rendered = await renderPage(ctx, options, run.signal, run.deadline, run.timings, run.readsPage !== false)
     ctx.metrics.renderDuration((performance.now() - t) / 1000, 'ok')
     return fromRender(rendered)
   } catch (err) {

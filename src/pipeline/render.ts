@@ -9,7 +9,7 @@ import { groupOptions } from '../schemas/option-groups.ts'
 import type { Emulation } from '../browser/emulation.ts'
 import { resolveDevice, desktopUserAgent } from '../browser/devices.ts'
 import { createBudget } from '../browser/page/budget.ts'
-import { loadPage, type LoadedPage, type LoadOptions } from '../browser/steps/index.ts'
+import { changesMedia, loadPage, type LoadedPage, type LoadOptions } from '../browser/steps/index.ts'
 import { runProducers, type FileKind, type GeneratedFile, type ProducedValues } from '../browser/producers/index.ts'
 import { isRetryable, refusalError } from '../browser/errors.ts'
 import { sleep } from '../util/abort.ts'
@@ -43,7 +43,15 @@ export function emulationOf (emulation: EmulationOptions, headers: TargetOptions
   }
 }
 
-export async function renderPage (ctx: AppContext, options: ExtractOptions, signal: AbortSignal, deadline: number): Promise<Rendered> {
+/**
+ * Renders the target for one computation. `timings` gets the parts of the render (ms, for server-timing): `guard`,
+ * the pool's `queue`, `lease` and `prepare`, one entry per page step that ran and `serialize` (the producers' time is
+ * `Rendered.captureTime`). With `serialize` false the page's HTML is not read (`html` is empty): nothing needs it.
+ */
+export async function renderPage (
+  ctx: AppContext, options: ExtractOptions, signal: AbortSignal, deadline: number, timings: Record<string, number> = {},
+  serialize = true
+): Promise<Rendered> {
   const { target, emulation, steps, outputs } = groupOptions(options)
   const load: LoadOptions = {
     ...steps,
@@ -53,11 +61,14 @@ export async function renderPage (ctx: AppContext, options: ExtractOptions, sign
     mediaType: emulation.mediaType,
     animations: emulation.animations,
     adblock: emulation.adblock,
-    formValues: someRule(outputs.data, (rule) => Array.isArray(rule.attr) && rule.attr.includes('val'))
+    formValues: someRule(outputs.data, (rule) => Array.isArray(rule.attr) && rule.attr.includes('val')),
+    prints: outputs.pdf !== false
   }
   // The target's own address is checked before queueing (docs/api.md §1.4 steps 8-9); the egress layer
   // checks it again, with everything else the page loads, on the connection actually made.
+  const tg = performance.now()
   await ctx.guard.assertUrlResolvesAllowed(new URL(target.url))
+  timings.guard = performance.now() - tg
   const contextEmulation = emulationOf(emulation, target.headers, await ctx.browser.chromiumVersion())
   const scope = currentEgress()
   // `adblock` (docs/browser.md#adblock): the pool filters the job's requests and runs the consent script, the
@@ -77,7 +88,12 @@ export async function renderPage (ctx: AppContext, options: ExtractOptions, sign
         }
         let loaded: LoadedPage
         try {
-          loaded = await loadPage(page, load, budget, { maxRedirects: ctx.config.maxRedirects, ...(adblocker === undefined ? {} : { adblocker }) })
+          loaded = await loadPage(page, load, budget, {
+            maxRedirects: ctx.config.maxRedirects,
+            timings,
+            serialize,
+            ...(adblocker === undefined ? {} : { adblocker })
+          })
         } catch (err) {
           assertNotRefused()
           throw err
@@ -97,7 +113,7 @@ export async function renderPage (ctx: AppContext, options: ExtractOptions, sign
         // The proxy carried this job's requests (`-proxy` in x-fetch-mode), as far as it got to carry any.
         if (scope !== undefined && info.proxied() > 0) scope.carried = true
         return { ...loaded, loadTime, captureTime: performance.now() - t1, files, values }
-      }, { signal, emulation: contextEmulation, proxy: target.proxy, adblock: adblocker })
+      }, { signal, emulation: contextEmulation, proxy: target.proxy, adblock: adblocker, timings, changesMedia: changesMedia(load) })
     } catch (err) {
       const backoff = 250 * 2 ** attempt
       if (!isRetryable(err) || attempt >= target.retry || Date.now() + backoff >= deadline) throw err

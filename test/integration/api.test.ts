@@ -113,7 +113,7 @@ describe('metadata envelope', () => {
     expect(res.headers['cache-control']).toMatch(/^public, immutable, max-age=86(39\d|400)$/)
     expect(res.headers['x-fetch-mode']).toBe('fetch')
     expect(res.headers['x-fetch-time']).toMatch(/^\d+(\.\d+)?(ms|s)$/)
-    expect(res.headers['server-timing']).toMatch(/cache;dur=[\d.]+, fetch;dur=[\d.]+, extract;dur=[\d.]+, total;dur=[\d.]+/)
+    expect(res.headers['server-timing']).toMatch(/cache;dur=[\d.]+, fetch;dur=[\d.]+, extract;dur=[\d.]+, cache-write;dur=[\d.]+, total;dur=[\d.]+/)
     expect(res.headers['x-rate-limit-limit']).toBe('1000')
     expect(res.headers['access-control-allow-origin']).toBe('*')
     expect(String(res.headers['access-control-expose-headers'])).toContain('x-cache-status')

@@ -57,9 +57,16 @@ export async function addLinkedStyle (page: Page, href: string, timeoutMs: numbe
 }
 
 /** Finishes Web Animations that end and cancels endless ones (CSS cannot reach `element.animate()`). */
-export async function settleAnimations (page: Page): Promise<void> {
-  await page.evaluate(() => {
+/**
+ * Adds the style that stops animations (NO_ANIMATIONS_CSS), then finishes Web Animations that end and cancels endless
+ * ones (CSS cannot reach `element.animate()`): one round trip to the page.
+ */
+export async function stopAnimations (page: Page): Promise<void> {
+  await page.evaluate((css) => {
     const { document } = globalThis as unknown as DomWindow
+    const style = document.createElement('style')
+    style.textContent = css
+    ;(document.head ?? document.documentElement).appendChild(style)
     for (const animation of document.getAnimations()) {
       const end = animation.effect?.getComputedTiming().endTime
       try {
@@ -69,5 +76,5 @@ export async function settleAnimations (page: Page): Promise<void> {
         animation.cancel()
       }
     }
-  })
+  }, NO_ANIMATIONS_CSS)
 }

@@ -73,7 +73,7 @@ export async function createBrowserPool (options: BrowserPoolOptions, deps: Brow
   // The browser-level proxy: catches anything not created in one of our contexts. Its refusals belong to no job.
   const defaultProxy = await createEgressProxy(proxyOptions)
 
-  const counters: PoolCounters = { launches: 0, jobs: 0, contexts: 0, pages: 0 }
+  const counters: PoolCounters = { launches: 0, jobs: 0, contexts: 0, pages: 0, resets: 0, resetSeconds: 0 }
   const leases = new Leases(maxIdleContexts)
   const drain = new Drain()
   const supervisor = new Supervisor({
@@ -126,12 +126,14 @@ export async function createBrowserPool (options: BrowserPoolOptions, deps: Brow
     if (supervisor.closing) return Promise.reject(busyError('The browser is shutting down.'))
     if (signal.aborted) return Promise.reject(abortError(signal))
     const profile = profileOf(runOptions.emulation)
+    const queuedAt = performance.now()
     return new Promise<T>((resolve, reject) => {
       // A queued job starts when another one lets go: it still runs in its own caller's async context.
       const start = AsyncResource.bind((): void => {
         const gen = supervisor.current
         if (gen === undefined) { reject(new BrowserError('EFATAL', 'job', true, { cause: new Error('no browser') })); return }
         limiter.acquire()
+        if (runOptions.timings !== undefined) runOptions.timings.queue = performance.now() - queuedAt
         runner.execute(gen, job, runOptions, profile).then(resolve, reject)
       })
       // Room on a live browser and nobody ahead: start now.
@@ -210,7 +212,9 @@ export async function createBrowserPool (options: BrowserPoolOptions, deps: Brow
       launches: counters.launches,
       jobs: counters.jobs,
       contexts: counters.contexts,
-      pages: counters.pages
+      pages: counters.pages,
+      resets: counters.resets,
+      resetSeconds: counters.resetSeconds
     }),
     chromiumVersion: () => supervisor.version,
     browserPid: () => supervisor.current?.pid,

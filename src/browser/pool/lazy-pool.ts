@@ -11,7 +11,7 @@ export interface LazyBrowserPool extends Omit<BrowserPool, 'chromiumVersion'> {
   started (): boolean
 }
 
-const IDLE: BrowserPoolStats = { active: 0, queued: 0, launches: 0, jobs: 0, contexts: 0, pages: 0 }
+const IDLE: BrowserPoolStats = { active: 0, queued: 0, launches: 0, jobs: 0, contexts: 0, pages: 0, resets: 0, resetSeconds: 0 }
 
 export function createLazyBrowserPool (create: () => Promise<BrowserPool>): LazyBrowserPool {
   let pool: Promise<BrowserPool> | undefined

@@ -97,6 +97,16 @@ export interface PoolRunOptions {
    * (docs/browser.md#adblock). Undefined: nothing is filtered.
    */
   adblock?: Adblocker | undefined
+  /**
+   * Where the pool writes, in ms for server-timing, how long the job waited for a slot (`queue`), for its context and
+   * page (`lease`: an idle one taken, or a new one opened) and for the job's emulation and interception (`prepare`).
+   */
+  timings?: Record<string, number> | undefined
+  /**
+   * False when the job will not emulate a CSS media type (page steps' `mediaType`): the page's emulation then stays
+   * as the pool applied it, and the next job with the same emulation need not apply it again. Unknown (true) by default.
+   */
+  changesMedia?: boolean | undefined
 }
 
 export interface BrowserPoolStats {
@@ -111,6 +121,10 @@ export interface BrowserPoolStats {
   contexts: number
   /** Pages created so far. */
   pages: number
+  /** Resets of a lease between jobs so far (done after the job's answer, before the slot is given back). */
+  resets: number
+  /** Seconds those resets took, in all. */
+  resetSeconds: number
 }
 
 export interface BrowserPool {
@@ -142,4 +156,6 @@ export interface PoolCounters {
   jobs: number
   contexts: number
   pages: number
+  resets: number
+  resetSeconds: number
 }

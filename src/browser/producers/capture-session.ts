@@ -109,6 +109,14 @@ export async function openForcedSession (page: Page, forced: DeviceMetrics): Pro
  * restoring Playwright's emulation after each capture (detaching drops it).
  */
 export async function openSession (page: Page, cdp: PageCdpSession): Promise<CaptureSession> {
+  // A page's scale factor, mobile flag and screen are its context's, fixed for its life; only its viewport can change
+  // (setViewportSize, which Playwright knows). So once the session has the metrics of this viewport, they still hold:
+  // no round trip to read the page's state again.
+  const known = cdp.metrics
+  const viewport = page.viewportSize()
+  if (known !== undefined && viewport !== null && viewport.width === known.width && viewport.height === known.height) {
+    return { session: await cdp.get(), metrics: known, close: async () => {} }
+  }
   const before = await readState(page)
   const metrics = metricsOf(page, before)
   const session = await cdp.get()

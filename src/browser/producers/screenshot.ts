@@ -67,13 +67,22 @@ interface Encoding {
   quality?: number
 }
 
-/** One Page.captureScreenshot of `clip` (document CSS px); the image is clip × scale × DPR pixels. */
-async function captureClip (capture: CaptureSession, clip: Clip, encoding: Encoding, omitBackground: boolean, budget: Budget): Promise<Buffer> {
-  const { session } = capture
-  const layout = await layoutMetrics(session)
-  const view = layout.cssVisualViewport
-  const fits = clip.x >= view.pageX && clip.y >= view.pageY &&
+/** Whether `clip` lies within the visual viewport `view` (then nothing beyond the viewport needs painting). */
+function fitsIn (clip: Clip, view: LayoutMetrics['cssVisualViewport']): boolean {
+  return clip.x >= view.pageX && clip.y >= view.pageY &&
     clip.x + clip.width <= view.pageX + view.clientWidth + 0.5 && clip.y + clip.height <= view.pageY + view.clientHeight + 0.5
+}
+
+/**
+ * One Page.captureScreenshot of `clip` (document CSS px); the image is clip × scale × DPR pixels. `view` is the
+ * visual viewport when the caller has just read it (else it is read here, one round trip).
+ */
+async function captureClip (
+  capture: CaptureSession, clip: Clip, encoding: Encoding, omitBackground: boolean, budget: Budget,
+  view?: LayoutMetrics['cssVisualViewport']
+): Promise<Buffer> {
+  const { session } = capture
+  const fits = fitsIn(clip, view ?? (await layoutMetrics(session)).cssVisualViewport)
   if (omitBackground) await session.send('Emulation.setDefaultBackgroundColorOverride', { color: { r: 0, g: 0, b: 0, a: 0 } })
   try {
     const result = await inTime(session.send('Page.captureScreenshot', {
@@ -225,6 +234,7 @@ export async function takeScreenshot (page: Page, shot: ScreenshotOptions, budge
       return Math.max(1, Math.floor(maxImageHeight / metrics.deviceScaleFactor) - insets.top - insets.bottom)
     }
     let clip: Clip
+    let view: LayoutMetrics['cssVisualViewport'] | undefined
     if (element !== undefined) {
       clip = { ...element, height: Math.min(element.height, maxCssHeight(element.width)) }
     } else if (shot.fullPage) {
@@ -233,13 +243,13 @@ export async function takeScreenshot (page: Page, shot: ScreenshotOptions, budge
       const width = Math.ceil(content.width)
       clip = { x: 0, y: 0, width, height: Math.min(Math.ceil(content.height), maxCssHeight(width)), scale: 1 }
     } else {
-      const view = (await layoutMetrics(capture.session)).cssVisualViewport
+      view = (await layoutMetrics(capture.session)).cssVisualViewport
       const scale = view.scale > 0 ? view.scale : 1
       const height = Math.min(metrics.height, maxCssHeight(metrics.width))
       clip = { x: view.pageX, y: view.pageY, width: metrics.width / scale, height: height / scale, scale }
     }
     // With an overlay the page is captured losslessly and the composition is encoded as asked.
-    image = await captureClip(capture, clip, overlay ? { format: 'png' } : encoding, shot.omitBackground, budget)
+    image = await captureClip(capture, clip, overlay ? { format: 'png' } : encoding, shot.omitBackground, budget, view)
   } finally {
     await capture.close()
   }

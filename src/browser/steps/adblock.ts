@@ -30,6 +30,13 @@ const FEATURES_EXPRESSION = `(() => {
   return { classes: [...classes], ids: [...ids], hrefs: [...hrefs] };
 })()`
 
+/** The consent status and the document's features in one round trip: most pages have no opt-out under way. */
+const FIRST_LOOK_EXPRESSION = `({ consent: ${CONSENT_STATUS_EXPRESSION}, features: ${FEATURES_EXPRESSION} })`
+
+function pending (status: ConsentStatus | null): boolean {
+  return status !== null && status.detected && !status.done
+}
+
 async function consentStatus (page: Page, budget: Budget): Promise<ConsentStatus | null> {
   return await abortable(page.evaluate(CONSENT_STATUS_EXPRESSION) as Promise<ConsentStatus | null>, budget.signal)
 }
@@ -38,17 +45,34 @@ async function consentStatus (page: Page, budget: Budget): Promise<ConsentStatus
 async function waitForConsent (page: Page, budget: Budget): Promise<void> {
   const until = performance.now() + Math.min(CONSENT_WAIT_MS, budget.fraction(WAIT_SHARE))
   for (;;) {
-    const status = await consentStatus(page, budget)
-    if (status === null || !status.detected || status.done) return
     const left = until - performance.now()
     if (left <= 0) return
     await sleep(Math.min(POLL_MS, left), budget.signal)
+    if (!pending(await consentStatus(page, budget))) return
   }
 }
 
-async function hideAds (page: Page, adblocker: Adblocker, budget: Budget): Promise<void> {
-  const features = await abortable(page.evaluate(FEATURES_EXPRESSION) as Promise<DomFeatures>, budget.signal)
-  const css = adblocker.cosmeticStyles(page.url(), features)
+async function features (page: Page, budget: Budget): Promise<DomFeatures> {
+  return await abortable(page.evaluate(FEATURES_EXPRESSION) as Promise<DomFeatures>, budget.signal)
+}
+
+/**
+ * Lets an opt-out under way finish (with page scripts), then hides what the cosmetic filters find. The first look
+ * reads the consent status and the features together; they are read again only after waiting for an opt-out.
+ */
+async function hideAds (page: Page, adblocker: Adblocker, budget: Budget, javascript: boolean): Promise<void> {
+  let found: DomFeatures
+  if (javascript) {
+    const first = await abortable(page.evaluate(FIRST_LOOK_EXPRESSION) as Promise<{ consent: ConsentStatus | null, features: DomFeatures }>, budget.signal)
+    found = first.features
+    if (pending(first.consent)) {
+      await waitForConsent(page, budget)
+      found = await features(page, budget)
+    }
+  } else {
+    found = await features(page, budget)
+  }
+  const css = adblocker.cosmeticStyles(page.url(), found)
   if (css !== '') await abortable(addInlineStyle(page, css), budget.signal)
 }
 
@@ -58,8 +82,7 @@ export const adblockStep: PageStep = {
   async run ({ page, options, budget, adblocker }) {
     if (options.adblock !== true || adblocker === undefined) return
     try {
-      if (options.javascript) await waitForConsent(page, budget)
-      await hideAds(page, adblocker, budget)
+      await hideAds(page, adblocker, budget, options.javascript)
     } catch (err) {
       // A document that went away meanwhile (a client-side navigation) is not an error: it is filtered like any.
       rethrowIfFatal(err, page, budget)

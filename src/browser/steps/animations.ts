@@ -1,6 +1,6 @@
 // Step: `animations=false` (the default) stops CSS animations and transitions at their end state and settles Web
 // Animations; the reduced-motion preference is part of the context's emulation.
-import { NO_ANIMATIONS_CSS, addInlineStyle, settleAnimations } from '../page/styles.ts'
+import { stopAnimations } from '../page/styles.ts'
 import type { PageStep } from './step.ts'
 
 export const animationsStep: PageStep = {
@@ -8,7 +8,6 @@ export const animationsStep: PageStep = {
   applies: (options) => !options.animations,
   async run ({ page, options }) {
     if (options.animations) return
-    await addInlineStyle(page, NO_ANIMATIONS_CSS)
-    await settleAnimations(page)
+    await stopAnimations(page)
   }
 }

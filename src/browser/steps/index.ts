@@ -25,6 +25,11 @@ import { waitForTimeoutStep } from './wait-for-timeout.ts'
 
 export type { LoadOptions, MainResponse, PageStep } from './step.ts'
 
+/** Whether loading with `options` emulates a CSS media type on the page (the pool must clear it for the next job). */
+export function changesMedia (options: LoadOptions): boolean {
+  return mediaTypeStep.applies(options)
+}
+
 /** The steps, in the order they run. */
 export const PAGE_STEPS: readonly PageStep[] = Object.freeze([
   navigateStep,
@@ -54,6 +59,10 @@ export interface LoadPageOptions {
   maxRedirects?: number
   /** The filter engine, for a page loaded with `adblock` on (the pool job must have it too). */
   adblocker?: Adblocker
+  /** Where each step that ran writes its duration (ms) under its name, and the DOM's serialization under `serialize`. */
+  timings?: Record<string, number>
+  /** False when nobody reads the DOM (a capture with `meta=false` and no rules): `html` is then empty. Default true. */
+  serialize?: boolean
 }
 
 /** `page.content()`, retried once the page settles if a client-side navigation is under way. */
@@ -78,7 +87,8 @@ async function serialize (page: Page, budget: Budget): Promise<string> {
  * emulation applied. Navigation failures are mapped by browser/errors.ts.
  */
 export async function loadPage (
-  page: Page, options: LoadOptions, budget: Budget, { afterNavigation, maxRedirects = DEFAULT_MAX_REDIRECTS, adblocker }: LoadPageOptions = {}
+  page: Page, options: LoadOptions, budget: Budget,
+  { afterNavigation, maxRedirects = DEFAULT_MAX_REDIRECTS, adblocker, timings, serialize: serializes = true }: LoadPageOptions = {}
 ): Promise<LoadedPage> {
   throwIfAborted(budget.signal)
   const tracker = trackNetwork(page)
@@ -93,12 +103,19 @@ export async function loadPage (
   }
   try {
     for (const pageStep of PAGE_STEPS) {
-      if (pageStep.applies(options)) await pageStep.run(step)
+      if (!pageStep.applies(options)) continue
+      const t = performance.now()
+      await pageStep.run(step)
+      if (timings !== undefined) timings[pageStep.name] = performance.now() - t
     }
     throwIfAborted(budget.signal)
     const response = step.response
     if (response === undefined) throw new Error('the navigation step did not run')
-    return { url: page.url(), ...response, html: await serialize(page, budget) }
+    if (!serializes) return { url: page.url(), ...response, html: '' }
+    const t = performance.now()
+    const html = await serialize(page, budget)
+    if (timings !== undefined) timings.serialize = performance.now() - t
+    return { url: page.url(), ...response, html }
   } finally {
     tracker.dispose()
   }

@@ -21,6 +21,8 @@ export type LoadOptions = StepOptions & Pick<TargetOptions, 'url' | 'timeout'> &
   readonly adblock?: boolean
   /** Write form fields' live values into the DOM before it is serialized (a `data` rule reads `val`). */
   readonly formValues?: boolean
+  /** Whether the page may be printed (`pdf`; unknown when absent): printing uses `print` unless `screen` is emulated. */
+  readonly prints?: boolean
 }
 
 /** The main document's response, as the navigation found it. */
