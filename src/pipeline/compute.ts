@@ -14,6 +14,7 @@ import { parseTarget, parsedHtmlOf } from '../extract/index.ts'
 import { classifyTarget } from '../metadata/extractor.ts'
 import { runWithEgress, type EgressScope } from '../net/egress-scope.ts'
 import { parseUpstreamProxy, resolveProxy } from '../net/proxy-tunnel.ts'
+import { recompressFiles } from '../media/png-recompress.ts'
 
 /** The outputs that are a media file the page names (docs/api.md §3.4), in their order in `data`. */
 const AV_KINDS = ['video', 'audio'] as const
@@ -66,12 +67,15 @@ async function compute (ctx: AppContext, options: ExtractOptions, run: ComputeRu
     envelope = { status: 'success', data: extraction.data, statusCode: null, headers: {}, redirects: [] }
     loadedBy = 'skipped'
   } else {
-    const loaded = await loadTarget(ctx, options, mode, run)
+    const loaded = await loadTarget(ctx, options, mode, { ...run, readsPage })
     fetchTime = loaded.fetchTime
     run.timings.fetch = fetchTime
+    // The slot is released: the screenshot's PNG is written again (smaller) on libuv's threads while the metadata is
+    // extracted here; the files are stored once both are done.
+    let generated: Promise<Extraction['generated']> | undefined
     if (loaded.rendered !== undefined) {
       run.timings.render = loaded.rendered.captureTime
-      extraction.generated = loaded.rendered.files
+      generated = recompressFiles(loaded.rendered.files, run.timings)
     }
 
     const te = performance.now()
@@ -113,6 +117,7 @@ async function compute (ctx: AppContext, options: ExtractOptions, run: ComputeRu
     run.timings.extract = performance.now() - te
     const fnResult = loaded.rendered?.values.function
     if (fnResult !== undefined) extraction.data.function = fnResult
+    if (generated !== undefined) extraction.generated = await generated
 
     await enrich(extraction, {
       ctx,

@@ -160,6 +160,50 @@ describe('embed of files', () => {
   })
 })
 
+describe('the PNG written again after the slot', () => {
+  it('stores a PNG no larger than Chromium\'s default encode of the page, and times every part in server-timing', async () => {
+    const target = `${fx.origin}/article/`
+    const res = await get(disk, { url: `${target}?png-size`, screenshot: true, meta: false, waitUntil: 'load', 'viewport.deviceScaleFactor': 1 })
+    expect(res.statusCode).toBe(200)
+    const { data } = res.json()
+    const stored = (await disk.free.inject(new URL(data.screenshot.url).pathname)).rawPayload
+    expect(stored.length).toBe(data.screenshot.size)
+    const decoded = PNG.sync.read(stored)
+    expect([decoded.width, decoded.height]).toEqual([1280, 800])
+    // The reference: the same page captured by a plain Chromium, default encode and fast encode.
+    const browser: Browser = await launchTestBrowser()
+    try {
+      const context = await browser.newContext({ viewport: { width: 1280, height: 800 }, deviceScaleFactor: 1 })
+      const page = await context.newPage()
+      await page.goto(`${target}?png-reference`, { waitUntil: 'load' })
+      const session = await context.newCDPSession(page)
+      const encode = async (optimizeForSpeed: boolean): Promise<number> =>
+        Buffer.from((await session.send('Page.captureScreenshot', { format: 'png', optimizeForSpeed })).data, 'base64').length
+      const [fast, standard] = [await encode(true), await encode(false)]
+      expect(stored.length).toBeLessThanOrEqual(standard)
+      expect(stored.length).toBeLessThan(fast)
+    } finally {
+      await browser.close()
+    }
+    // Every part of the render, then the encode and the store; nobody read the HTML (meta=false), so no serialize.
+    const names = String(res.headers['server-timing']).split(', ').map(part => part.split(';')[0])
+    for (const name of ['guard', 'queue', 'lease', 'prepare', 'navigate', 'animations', 'adblock', 'fetch', 'render', 'encode', 'store', 'cache-write', 'total']) {
+      expect(names).toContain(name)
+    }
+    expect(names).not.toContain('serialize')
+    expect(names).not.toContain('media-type')
+  })
+
+  it('keeps serializing the page when the metadata needs it, and emulates screen for a PDF', async () => {
+    const shot = await get(disk, { url: `${fx.origin}/red/?timed`, screenshot: true, waitUntil: 'load', 'viewport.deviceScaleFactor': 1 })
+    expect(shot.json().data.title).toBe('Red')
+    expect(String(shot.headers['server-timing'])).toMatch(/serialize;dur=[\d.]+/)
+    const pdf = await get(disk, { url: `${fx.origin}/red/?timed-pdf`, pdf: true, meta: false, waitUntil: 'load', mediaType: 'screen' })
+    expect(String(pdf.headers['server-timing'])).toMatch(/media-type;dur=[\d.]+/)
+    expect(String(pdf.headers['server-timing'])).not.toMatch(/encode;/)
+  })
+})
+
 describe('staleTtl with an embed URL', () => {
   it('keeps answering from the stored file while a background refresh replaces it', async () => {
     const query = { url: `${fx.origin}/red/?stale-embed`, screenshot: true, meta: false, waitUntil: 'load', ttl: '1min', staleTtl: 59_000, embed: 'screenshot.url' }
