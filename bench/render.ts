@@ -17,6 +17,7 @@ import { startFixtureServer, type FixtureServer } from '../test/helpers/fixture-
 import { freePort } from '../test/setup/global-setup.ts'
 import { findChromium } from '../src/browser/chromium.ts'
 import { fmt, median, treePss } from './lib.ts'
+import { addSummaryRows, atLeast, atMost, ratio } from './summary.ts'
 
 const ROOT = path.resolve(import.meta.dirname, '..')
 const KEY = 'bench-key'
@@ -297,6 +298,17 @@ export async function benchRender (): Promise<Record<string, number>> {
   }
   return figures
 }
+
+// The summary's rows for this part (issue 14's targets): latency at c=1, throughput at c=4, against the limit; the
+// stored PNG against Chromium's default encode.
+addSummaryRows([
+  ...['screenshot.dpr2', 'screenshot.dpr1', 'pdf.dpr1'].flatMap(s => [
+    { part: 'render', label: `${s} c=1, latency vs the limit (median of rounds)`, value: (f: Record<string, number>) => f[`${s}.c1.latencyRatio`], ...atMost(1.3) },
+    { part: 'render', label: `${s} c=4, rate vs the limit (median of rounds)`, value: (f: Record<string, number>) => f[`${s}.c4.rateRatio`], ...atLeast(0.8) }
+  ]),
+  { part: 'render', label: 'stored PNG vs Chromium default encode, DPR 2', value: ratio('screenshot.dpr2.c1.storedBytes', 'screenshot.dpr2.c1.defaultPngBytes'), ...atMost(1) },
+  { part: 'render', label: 'stored PNG vs Chromium default encode, DPR 1', value: ratio('screenshot.dpr1.c1.storedBytes', 'screenshot.dpr1.c1.defaultPngBytes'), ...atMost(1) }
+])
 
 export function printRender (f: Record<string, number>): void {
   line('## screenshots and PDFs (issue 14): pagecast against the limit, a raw reused page (CDP capture, fast PNG encoder)')
