@@ -176,9 +176,20 @@ describe('the PNG written again after the slot', () => {
       const context = await browser.newContext({ viewport: { width: 1280, height: 800 }, deviceScaleFactor: 1 })
       const page = await context.newPage()
       await page.goto(`${target}?png-reference`, { waitUntil: 'load' })
+      await page.bringToFront()
       const session = await context.newCDPSession(page)
-      const encode = async (optimizeForSpeed: boolean): Promise<number> =>
-        Buffer.from((await session.send('Page.captureScreenshot', { format: 'png', optimizeForSpeed })).data, 'base64').length
+      // A plain CDP capture sometimes answers "Unable to capture screenshot" before the page has drawn a frame under
+      // load: try again a few times.
+      const encode = async (optimizeForSpeed: boolean): Promise<number> => {
+        for (let attempt = 0; ; attempt++) {
+          try {
+            return Buffer.from((await session.send('Page.captureScreenshot', { format: 'png', optimizeForSpeed })).data, 'base64').length
+          } catch (err) {
+            if (attempt >= 5 || !/Unable to capture screenshot/.test(String(err))) throw err
+            await new Promise(resolve => setTimeout(resolve, 200))
+          }
+        }
+      }
       const [fast, standard] = [await encode(true), await encode(false)]
       expect(stored.length).toBeLessThanOrEqual(standard)
       expect(stored.length).toBeLessThan(fast)

@@ -56,7 +56,6 @@ export async function addLinkedStyle (page: Page, href: string, timeoutMs: numbe
   }
 }
 
-/** Finishes Web Animations that end and cancels endless ones (CSS cannot reach `element.animate()`). */
 /**
  * Adds the style that stops animations (NO_ANIMATIONS_CSS), then finishes Web Animations that end and cancels endless
  * ones (CSS cannot reach `element.animate()`): one round trip to the page.

@@ -1,13 +1,13 @@
 // Step: `animations=false` (the default) stops CSS animations and transitions at their end state and settles Web
 // Animations; the reduced-motion preference is part of the context's emulation.
 import { stopAnimations } from '../page/styles.ts'
-import type { PageStep } from './step.ts'
+import { acrossNavigation, type PageStep } from './step.ts'
 
 export const animationsStep: PageStep = {
   name: 'animations',
   applies: (options) => !options.animations,
-  async run ({ page, options }) {
+  async run ({ page, options, budget }) {
     if (options.animations) return
-    await stopAnimations(page)
+    await acrossNavigation(page, budget, async () => { await stopAnimations(page) })
   }
 }

@@ -6,9 +6,9 @@
 // §13.22); a navigation that never committed is EBRWSRTIMEOUT.
 import type { Page } from 'playwright-core'
 import { DEFAULT_MAX_REDIRECTS } from '../../config.ts'
-import { abortable, throwIfAborted } from '../../util/abort.ts'
+import { throwIfAborted } from '../../util/abort.ts'
 import { trackNetwork } from '../network-idle.ts'
-import { WAIT_SHARE, type Budget } from '../page/budget.ts'
+import type { Budget } from '../page/budget.ts'
 import type { Adblocker } from '../../adblock/index.ts'
 import { adblockStep } from './adblock.ts'
 import { afterNavigationStep } from './after-navigation.ts'
@@ -19,7 +19,7 @@ import { interactStep } from './interact.ts'
 import { mediaTypeStep } from './media-type.ts'
 import { navigateStep } from './navigate.ts'
 import { settleStep } from './settle.ts'
-import { rethrowIfFatal, type LoadOptions, type MainResponse, type PageStep, type StepContext } from './step.ts'
+import { acrossNavigation, type LoadOptions, type MainResponse, type PageStep, type StepContext } from './step.ts'
 import { waitForSelectorStep } from './wait-for-selector.ts'
 import { waitForTimeoutStep } from './wait-for-timeout.ts'
 
@@ -67,19 +67,7 @@ export interface LoadPageOptions {
 
 /** `page.content()`, retried once the page settles if a client-side navigation is under way. */
 async function serialize (page: Page, budget: Budget): Promise<string> {
-  for (let attempt = 0; ; attempt++) {
-    try {
-      return await abortable(page.content(), budget.signal)
-    } catch (err) {
-      rethrowIfFatal(err, page, budget)
-      if (attempt >= 2) throw err
-      try {
-        await abortable(page.waitForLoadState('domcontentloaded', { timeout: Math.max(1, budget.fraction(WAIT_SHARE)) }), budget.signal)
-      } catch (waitErr) {
-        rethrowIfFatal(waitErr, page, budget)
-      }
-    }
-  }
+  return await acrossNavigation(page, budget, async () => await page.content())
 }
 
 /**

@@ -10,7 +10,7 @@ import { isAppError } from '../../errors.ts'
 import { abortable, throwIfAborted } from '../../util/abort.ts'
 import { isTargetClosed } from '../errors.ts'
 import type { NetworkTracker } from '../network-idle.ts'
-import type { Budget } from '../page/budget.ts'
+import { WAIT_SHARE, type Budget } from '../page/budget.ts'
 
 /**
  * What the page steps read: the steps group, the target's address and timeout, and the parts of emulation that are
@@ -70,6 +70,26 @@ export function rethrowIfFatal (err: unknown, page: Page, budget: Budget): void 
   if (isAppError(err)) throw err
   if (page.isClosed()) throw err
   if (isTargetClosed(err)) throw err
+}
+
+/**
+ * Runs `work` (something evaluated in the page), and when a navigation under way destroyed its context (a meta
+ * refresh, a script's redirect), waits for the next document and runs it again, at most twice more.
+ */
+export async function acrossNavigation<T> (page: Page, budget: Budget, work: () => Promise<T>): Promise<T> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await abortable(work(), budget.signal)
+    } catch (err) {
+      rethrowIfFatal(err, page, budget)
+      if (attempt >= 2) throw err
+      try {
+        await abortable(page.waitForLoadState('domcontentloaded', { timeout: Math.max(1, budget.fraction(WAIT_SHARE)) }), budget.signal)
+      } catch (waitErr) {
+        rethrowIfFatal(waitErr, page, budget)
+      }
+    }
+  }
 }
 
 /** Waits for one `waitUntil` state until `deadline` (performance.now() ms); running out is not an error. */
