@@ -93,8 +93,19 @@ export function applyFilter (data: Record<string, unknown>, paths: readonly stri
 
 /** The envelope: the computation's own object when it ran in this process, else parsed from the entry. */
 export function envelopeOf (served: Served): Envelope {
-  return served.fresh?.envelope ?? JSON.parse(served.entry.body) as Envelope
+  if (served.fresh !== undefined) return served.fresh.envelope
+  // An entry held in process is the same object on every hit: its envelope is parsed once. Nothing changes it.
+  let envelope = parsedEnvelopes.get(served.entry)
+  if (envelope === undefined) {
+    envelope = JSON.parse(served.entry.body) as Envelope
+    parsedEnvelopes.set(served.entry, envelope)
+  }
+  return envelope
 }
+
+const parsedEnvelopes = new WeakMap<object, Envelope>()
+/** Headers of a text answer (`x-markdown-tokens`), by entry and embed path: computed once per entry held in process. */
+const textHeaders = new WeakMap<object, Map<string, Record<string, string>>>()
 
 function isMediaObject (value: unknown): value is { url: string, type: unknown } {
   return value !== null && typeof value === 'object' && typeof (value as { url?: unknown }).url === 'string' && 'type' in value
@@ -158,7 +169,16 @@ async function sendEmbed (
   }
   if (text !== undefined) {
     const body = String(value)
-    if (text.headers !== undefined) reply.headers(await text.headers(body))
+    if (text.headers !== undefined) {
+      const known = textHeaders.get(served.entry)?.get(path)
+      const headers = known ?? await text.headers(body)
+      if (known === undefined) {
+        const byPath = textHeaders.get(served.entry) ?? new Map<string, Record<string, string>>()
+        byPath.set(path, headers)
+        textHeaders.set(served.entry, byPath)
+      }
+      reply.headers(headers)
+    }
     return reply.type(text.type).send(body)
   }
   return reply.type('text/plain; charset=utf-8').send(String(value))

@@ -115,9 +115,10 @@ export function createServeCore (ctx: AppContext, plan: Plan): ServeCore {
       return { options: parsed, cacheKey: cacheKeyOf(parsed) }
     })
 
-    // A JSON answer from the entry held in process waits on nothing (no store, no fetch, no file): it is sent
-    // without a deadline timer, a client watch or an egress scope. Embeds may fetch, so they take the full path.
-    if (options.embed === undefined) {
+    // A JSON or text answer from the entry held in process waits on nothing (no store, no fetch, no file): it is sent
+    // without a deadline timer, a client watch or an egress scope. An embed of a media URL (`<field>.url`) may read
+    // a stored file or fetch an asset, so it takes the full path; other embeds (the content endpoints' text) do not.
+    if (options.embed === undefined || options.embed.split('.').at(-1) !== 'url') {
       const held = serveHeld(ctx, options, cacheKey)
       if (held !== undefined) return await answer({ served: held, options }, NEVER_ABORTED)
     }
