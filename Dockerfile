@@ -29,7 +29,7 @@ WORKDIR /app
 COPY --from=build /app/node_modules ./node_modules
 COPY package.json ./
 COPY src ./src
-# The fingerprint set of insights.technologies: data under its own licence (data/wappalyzer/README.md).
+# The fingerprint set of insights.technologies: data under its own licence (docs/bundled-data.md).
 COPY data ./data
 # The bundled filter engine for `adblock` (docs/browser.md#adblock).
 COPY assets ./assets

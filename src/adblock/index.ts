@@ -3,7 +3,7 @@
 // Network and cosmetic filtering use Ghostery's adblocker (the engine Microlink uses) over a serialized engine that
 // ships in the repository (assets/adblock/engine.bin: EasyList, EasyPrivacy, EasyList Cookie, Peter Lowe's list and
 // uBlock Origin's lists, compiled by Ghostery's `fromPrebuiltFull`; provenance and licences in
-// assets/adblock/README.md). Nothing is downloaded at run time. Consent banners are answered by DuckDuckGo's
+// docs/bundled-data.md). Nothing is downloaded at run time. Consent banners are answered by DuckDuckGo's
 // autoconsent (consent.ts). Components do not import each other: the browser pool gets this object from the
 // context.
 import { readFile } from 'node:fs/promises'

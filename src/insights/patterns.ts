@@ -1,4 +1,4 @@
-// Wappalyzer-format patterns (data/wappalyzer/README.md): a regular expression written as a string, matched
+// Wappalyzer-format patterns (docs/bundled-data.md): a regular expression written as a string, matched
 // case-insensitively, with tags appended after `\;`: `confidence:50` (the share of certainty one match gives, 100
 // when absent) and `version:\1` (a template over the capture groups, with `\1?a:b` ternaries). The set is trusted
 // data, but some of its expressions run over page text of any size (html, scripts, text, css), so there every
