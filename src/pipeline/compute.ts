@@ -7,7 +7,7 @@ import type { AppContext } from '../context.ts'
 import type { ExtractOptions } from '../schemas/options.ts'
 import type { CacheEntry, Envelope, LoadedBy, Fresh } from '../cache/entries.ts'
 import { groupOptions } from '../schemas/option-groups.ts'
-import { loadModeOf } from './prerender.ts'
+import { loadModeOf, readsPage as readsPageOf } from './prerender.ts'
 import { loadTarget } from './load.ts'
 import { enrich, type Extraction } from './enrichers/index.ts'
 import { parseTarget, parsedHtmlOf } from '../extract/index.ts'
@@ -57,10 +57,9 @@ async function compute (ctx: AppContext, options: ExtractOptions, run: ComputeRu
 
   const rules = outputs.data
   const avKinds = AV_KINDS.filter(kind => outputs[kind])
-  const technologies = outputs.insights !== false && outputs.insights.technologies
-  // oEmbed discovery, video, audio and technologies read the page, so they load it even with `meta=false`
-  // (docs/api.md §3.4).
-  const readsPage = outputs.meta !== false || rules !== undefined || outputs.iframe !== false || avKinds.length > 0 || technologies
+  // Metadata, rules, oEmbed discovery, video, audio and technologies read the page (the parameter table's
+  // `readsPage`), so they load it even with `meta=false` (docs/api.md §3.4).
+  const readsPage = readsPageOf(options)
   if (!readsPage && mode !== 'prerender') {
     // Nothing needs the page: no fetch at all, but the target is still resolved and checked.
     await ctx.guard.assertUrlResolvesAllowed(new URL(target.url))

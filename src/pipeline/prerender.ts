@@ -1,11 +1,16 @@
 // prerender=auto (docs/api.md §3.6): a plain GET unless something needs the browser, and the browser takes
 // over when the GET fails or its HTML looks client-rendered. Pure decisions, no I/O.
 import type { ExtractOptions } from '../schemas/options.ts'
-import { BROWSER_NEEDS } from '../schemas/derived.ts'
+import { BROWSER_NEEDS, PAGE_READERS } from '../schemas/derived.ts'
 
 /** Whether any parameter asked for needs a real browser, whatever `prerender` says (the table's `browser` tests). */
 export function needsBrowser (options: ExtractOptions): boolean {
   return BROWSER_NEEDS.some(({ when }) => when(options))
+}
+
+/** Whether anything asked for reads the loaded page (the table's `readsPage` tests); if not, nothing is fetched. */
+export function readsPage (options: ExtractOptions): boolean {
+  return PAGE_READERS.some(({ when }) => when(options))
 }
 
 export type LoadMode = 'fetch' | 'prerender' | 'auto'

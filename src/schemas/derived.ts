@@ -48,6 +48,13 @@ export const PLAN_GATES: ReadonlyArray<{ name: OptionName, gate: NonNullable<Par
 /** How each option joins the cache key; a member the table does not know joins as it is. */
 export const CACHE_KEY_RULES: ReadonlyMap<string, CacheKeyRule> = new Map(OPTION_NAMES.map((name) => [name, specOf(name).cacheKey]))
 
+/** The options that read the loaded page's document, each with its test. */
+export const PAGE_READERS: ReadonlyArray<{ name: OptionName, when: (options: ExtractOptions) => boolean }> = OPTION_NAMES
+  .flatMap((name) => {
+    const readsPage = specOf(name).readsPage
+    return readsPage === undefined ? [] : [{ name, when: readsPage }]
+  })
+
 /** The options that can force the headless browser, each with its test. */
 export const BROWSER_NEEDS: ReadonlyArray<{ name: OptionName, when: (options: ExtractOptions) => boolean }> = OPTION_NAMES
   .flatMap((name) => {

@@ -55,6 +55,8 @@ export interface ParamSpec<K extends keyof ExtractOptions> {
   readonly cacheKey: CacheKeyRule
   /** When the option forces the headless browser (`prerender=auto`, docs/api.md §3.6), and the docs' word for it. */
   readonly browser?: { readonly when: (options: ExtractOptions) => boolean, readonly note?: string }
+  /** When the option reads the loaded page's document, so the page is loaded (and parsed) even with `meta=false`. */
+  readonly readsPage?: (options: ExtractOptions) => boolean
   readonly doc: ParamDoc
 }
 

@@ -41,6 +41,7 @@ export const PARAMETERS = {
     shape: META_SHAPE,
     read: readMeta,
     cacheKey: 'keep',
+    readsPage: (o) => o.meta !== false,
     doc: doc('Normalized metadata: title, description, lang, author, publisher, image, url, date, logo. `false` skips it; `meta.<field>=true|false` selects fields.', { ...SWITCH, default: true })
   },
   data: {
@@ -49,6 +50,7 @@ export const PARAMETERS = {
     read: readData,
     cacheKey: 'keep',
     browser: { when: (o) => someRule(o.data, (rule) => rule.evaluate !== undefined), note: 'when a rule has `evaluate`' },
+    readsPage: (o) => o.data !== undefined,
     doc: doc('Custom extraction rules by field name: `data.<field>` is a rule object or a list of fallback rules. EINVALDATA if invalid.', { type: 'object' })
   },
   filter: {
@@ -89,6 +91,7 @@ export const PARAMETERS = {
     shape: LEAF,
     read: readBoolean(false),
     cacheKey: 'keep',
+    readsPage: (o) => o.video,
     doc: doc('Adds `data.video`, a browser-playable source (mp4, webm, ogg) from Open Graph, `twitter:player:stream`, JSON-LD, `<video>` or the target itself, with its duration and size read from the container.', { ...BOOLEAN, default: false })
   },
   audio: {
@@ -96,6 +99,7 @@ export const PARAMETERS = {
     shape: LEAF,
     read: readBoolean(false),
     cacheKey: 'keep',
+    readsPage: (o) => o.audio,
     doc: doc('Adds `data.audio`, a browser-playable source (mp3, m4a/aac, ogg/opus, wav, flac) found the same way, with its duration.', { ...BOOLEAN, default: false })
   },
   iframe: {
@@ -103,6 +107,7 @@ export const PARAMETERS = {
     shape: IFRAME_SHAPE,
     read: readIframe,
     cacheKey: 'keep',
+    readsPage: (o) => o.iframe !== false,
     doc: doc('oEmbed: adds `data.iframe = {html, scripts}` from the page\'s discovery link, else the bundled provider registry; `null` if none answers. Other `iframe.*` keys go to the provider, lower-cased.', { ...SWITCH, default: false })
   },
   insights: {
@@ -111,6 +116,7 @@ export const PARAMETERS = {
     read: readInsights,
     cacheKey: 'keep',
     browser: { when: (o) => o.insights !== false && o.insights.lighthouse !== false, note: 'with `insights.lighthouse`' },
+    readsPage: (o) => o.insights !== false && o.insights.technologies,
     doc: doc('Adds `data.insights = {technologies, lighthouse}`; once on, both parts default to on, and a part turned off is absent.', { ...SWITCH, default: false })
   },
   palette: {
