@@ -4,12 +4,11 @@
 // and the cosmetic pass). On and off alternate in rounds so drift hits both. Loopback only; every loop is bounded.
 import { loadAdblocker } from '../src/adblock/index.ts'
 import { startFixtureServer, type FixtureServer } from '../test/helpers/fixture-server.ts'
-import { fmt, median } from './lib.ts'
+import { fmt, line, median } from './lib.ts'
 import { drive, startService, type Service } from './render.ts'
 
 const JOBS = Number(process.env.BENCH_ADBLOCK_JOBS ?? 24)
 const ROUNDS = 3
-const line = (s: string): void => { process.stdout.write(`${s}\n`) }
 
 async function shot (service: Service, fx: FixtureServer, adblock: boolean, tag: string): Promise<void> {
   const params = new URLSearchParams({ url: `${fx.origin}/article/?${tag}`, screenshot: 'true', meta: 'false', waitUntil: 'load', adblock: String(adblock) })

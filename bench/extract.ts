@@ -8,7 +8,7 @@ import Fastify from 'fastify'
 import TurndownService from 'turndown'
 import { gfm } from '@joplin/turndown-plugin-gfm'
 import { startFixtureServer } from '../test/helpers/fixture-server.ts'
-import { BENCH_KEY, fmt, load, median, startBenchService } from './lib.ts'
+import { BENCH_KEY, fmt, line, load, median, startBenchService } from './lib.ts'
 
 const KEY = BENCH_KEY
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5)
@@ -165,7 +165,6 @@ export async function benchExtract (): Promise<Record<string, number>> {
 }
 
 export function printExtract (f: Record<string, number>): void {
-  const line = (s: string): void => { process.stdout.write(`${s}\n`) }
   line('## extraction (data rules, /markdown)')
   for (const [key, label] of [['mdCold', 'article fixture (780 B)'], ['mdLong', 'long post (~90 KB)']] as const) {
     line(`(c) cold /markdown, ${label}: pagecast ${fmt(f[`${key}Ours`]!)} ms; undici GET + turndown behind a bare Fastify route ${fmt(f[`${key}Served`]!)} ms, ` +

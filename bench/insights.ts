@@ -4,7 +4,7 @@
 // the time to read and compile the bundled fingerprint set, which a process pays once. Loopback only; bounded.
 import { loadFingerprints } from '../src/insights/fingerprints.ts'
 import { startFixtureServer } from '../test/helpers/fixture-server.ts'
-import { BENCH_KEY, fmt, median, startBenchService } from './lib.ts'
+import { BENCH_KEY, fmt, line, median, startBenchService } from './lib.ts'
 
 const KEY = BENCH_KEY
 const ROUNDS = 40
@@ -73,7 +73,6 @@ export async function benchInsights (): Promise<Record<string, number>> {
 }
 
 export function printInsights (f: Record<string, number>): void {
-  const line = (s: string): void => { process.stdout.write(`${s}\n`) }
   line('## insights (technologies)')
   line(`fingerprint set: ${f.technologies} technologies read and compiled in ${fmt(f.loadMs!)} ms (once per process)`)
   line(`insights.technologies=true: ${fmt(f.techMs!)} ms against ${fmt(f.plainMs!)} ms for the same request without it (median of ${ROUNDS}, cold, fetch mode, ${fmt(f.htmlKb!, 0)} kB page); ratio ${fmt(f.techRatio!)}, +${fmt(f.techMs! - f.plainMs!)} ms`)

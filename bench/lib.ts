@@ -88,6 +88,11 @@ export async function load (url: string, options: { connections: number, seconds
   return { rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, errors: result.errors, non2xx: result.non2xx, total: result.requests.total }
 }
 
+/** One line of a part's report on stdout. */
+export function line (s: string): void {
+  process.stdout.write(`${s}\n`)
+}
+
 export function median (values: number[]): number {
   const sorted = [...values].sort((a, b) => a - b)
   const mid = Math.floor(sorted.length / 2)

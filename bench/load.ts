@@ -9,14 +9,13 @@ import os from 'node:os'
 import path from 'node:path'
 import { startFixtureServer } from '../test/helpers/fixture-server.ts'
 import { freePort } from '../test/setup/global-setup.ts'
-import { fmt, median, treePss } from './lib.ts'
+import { fmt, line, median, treePss } from './lib.ts'
 
 const ROOT = path.resolve(import.meta.dirname, '..')
 const REQUESTS = Number(process.env.BENCH_LOAD_REQUESTS ?? 200)
 const BURSTS = Number(process.env.BENCH_LOAD_BURSTS ?? 3)
 const CONCURRENCY = 2
 const QUEUE = 20
-const line = (s: string): void => { process.stdout.write(`${s}\n`) }
 
 
 export interface LoadFigures {

@@ -4,7 +4,7 @@
 // generator being another process): on a shared machine it moves less than the rate does. The call is `microlink_metadata` with the arguments that map to exactly the `GET /` query, so both read
 // the same cache entry. Loopback only; bounded in time.
 import { startFixtureServer } from '../test/helpers/fixture-server.ts'
-import { BENCH_KEY, fmt, load, startBenchService, type LoadResult } from './lib.ts'
+import { BENCH_KEY, fmt, line, load, type LoadResult, startBenchService } from './lib.ts'
 
 const KEY = BENCH_KEY
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5)
@@ -70,7 +70,6 @@ export async function benchMcp (): Promise<Record<string, number>> {
 }
 
 export function printMcp (f: Record<string, number>): void {
-  const line = (s: string): void => { process.stdout.write(`${s}\n`) }
   line('## MCP (POST /mcp)')
   line(`cached tools/call (microlink_metadata): ${fmt(f.mcpRps!, 0)} req/s (p50 ${fmt(f.mcpP50!, 1)} ms) against ${fmt(f.getRps!, 0)} req/s ` +
     `(p50 ${fmt(f.getP50!, 1)} ms) for a cached GET / of the same request, 50 connections; cost ratio ${fmt(f.ratio!)} (target <= 1.50)`)

@@ -3,7 +3,7 @@
 // ranges) and blocks.png (og:image); fetch mode, interleaved, in the same run. Loopback only; bounded in time.
 import { startFixtureServer } from '../test/helpers/fixture-server.ts'
 import { serveFile, servePage } from '../test/helpers/media-files.ts'
-import { BENCH_KEY, fmt, median, startBenchService } from './lib.ts'
+import { BENCH_KEY, fmt, line, median, startBenchService } from './lib.ts'
 
 const KEY = BENCH_KEY
 const ROUNDS = 40
@@ -52,7 +52,6 @@ export async function benchMedia (): Promise<Record<string, number>> {
 }
 
 export function printMedia (f: Record<string, number>): void {
-  const line = (s: string): void => { process.stdout.write(`${s}\n`) }
   line('## media (video, palette)')
   line(`video=true: ${fmt(f.videoMs!)} ms against ${fmt(f.plainMs!)} ms for the same request without it (median of ${ROUNDS}, cold, fetch mode); ratio ${fmt(f.videoRatio!)}`)
   line(`palette=true: ${fmt(f.paletteMs!)} ms against ${fmt(f.plainMs!)} ms; ratio ${fmt(f.paletteRatio!)}`)

@@ -24,7 +24,7 @@ import { buildApp } from '../src/app.ts'
 import { cacheKeyOf } from '../src/pipeline/cache-key.ts'
 import { parseQuery } from '../src/schemas/query.ts'
 import { startFixtureServer } from '../test/helpers/fixture-server.ts'
-import { fmt, load, median, startRedis } from './lib.ts'
+import { fmt, line, load, median, startRedis } from './lib.ts'
 
 const KEY = 'bench-key'
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5)
@@ -142,7 +142,6 @@ export async function benchMetadata (): Promise<Record<string, number>> {
 }
 
 export function printMetadata (f: Record<string, number>): void {
-  const line = (s: string): void => { process.stdout.write(`${s}\n`) }
   line('## metadata and cache (issues 2 and 14)')
   line(`(a) cache HIT against a bare Fastify route answering one Redis GET, ${f.hitRounds} rounds side by side (req/s pro / free / bare):`)
   for (let r = 0; r < f.hitRounds!; r++) {

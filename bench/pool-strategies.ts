@@ -25,10 +25,10 @@ import { findChromium, chromiumArgs } from '../src/browser/chromium.ts'
 import { createBrowserPool } from '../src/browser/pool/index.ts'
 import type { Emulation } from '../src/browser/emulation.ts'
 import { desktopUserAgent } from '../src/browser/devices.ts'
+import { line } from './lib.ts'
 
 const JOBS = Number(process.argv[2] ?? 40)
 const SITES = 16
-const line = (s: string): void => { process.stdout.write(`${s}\n`) }
 
 // ---------------------------------------------------------------- fixture
 

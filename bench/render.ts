@@ -16,14 +16,13 @@ import { launchTestBrowser } from '../test/helpers/chromium.ts'
 import { startFixtureServer, type FixtureServer } from '../test/helpers/fixture-server.ts'
 import { freePort } from '../test/setup/global-setup.ts'
 import { findChromium } from '../src/browser/chromium.ts'
-import { fmt, median, treePss } from './lib.ts'
+import { fmt, line, median, treePss } from './lib.ts'
 import { addSummaryRows, atLeast, atMost, ratio } from './summary.ts'
 
 const ROOT = path.resolve(import.meta.dirname, '..')
 const KEY = 'bench-key'
 const JOBS_C4 = Number(process.env.BENCH_RENDER_JOBS ?? 40)
 const JOBS_C1 = Math.max(6, Math.round(JOBS_C4 / 3))
-const line = (s: string): void => { process.stdout.write(`${s}\n`) }
 
 type Kind = 'screenshot' | 'pdf'
 interface Setting { kind: Kind, dpr: number, concurrency: number }

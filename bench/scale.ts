@@ -9,7 +9,7 @@ import { promisify } from 'node:util'
 import { request } from 'undici'
 import { startFixtureServer, type FixtureServer } from '../test/helpers/fixture-server.ts'
 import { startInstance, stopInstances, type Instance } from '../test/helpers/instances.ts'
-import { fmt, load, startRedis, treePss } from './lib.ts'
+import { fmt, line, load, startRedis, treePss } from './lib.ts'
 
 const run = promisify(execFile)
 const KEY = 'bench-key'
@@ -128,7 +128,6 @@ export async function benchScale (): Promise<ScaleFigures> {
 }
 
 export function printScale (f: ScaleFigures): void {
-  const line = (s: string): void => { process.stdout.write(`${s}\n`) }
   line(`## scale-out (${f.cores} cores; instances on one redis-server, BROWSER_CONCURRENCY=${BROWSER_CONCURRENCY} each)`)
   for (const row of f.rows) {
     line(`${row.instances} instance(s): cache hits ${fmt(row.hitRps, 0)} req/s (${CONNECTIONS} connections), screenshots ${fmt(row.shotsPerSecond)}/s (${SHOT_WORKERS} clients), ${fmt(row.pssMiB, 0)} MiB per instance`)
