@@ -1,5 +1,5 @@
-// The browser's processes as /proc shows them, for tests that read their environment (secrets.test.ts) or kill one
-// mid-job (retry.test.ts). Linux only, like the rest of the suite.
+// Processes as /proc shows them, for tests that read the browser's environment (secrets.test.ts), kill a renderer
+// mid-job (retry.test.ts), or look for Chromiums left behind (overload.test.ts, lighthouse.test.ts). Linux only, like the rest of the suite.
 import { readdirSync, readFileSync } from 'node:fs'
 
 /** pid, parent and process group of every live process. */
@@ -16,18 +16,29 @@ export function processTable (): Array<{ pid: number, ppid: number, pgrp: number
   return table
 }
 
-/** The browser and every process under it: its process group, and its descendants by parent pid. */
-export function browserProcesses (browserPid: number): number[] {
-  const table = processTable()
-  const found = new Set<number>([browserPid])
-  for (const p of table) if (p.pgrp === browserPid) found.add(p.pid)
+/** `roots` and every live process under them, by parent pid. */
+function withDescendants (roots: Iterable<number>, table = processTable()): Set<number> {
+  const found = new Set<number>(roots)
   for (let grew = true; grew;) {
     grew = false
     for (const p of table) {
       if (found.has(p.ppid) && !found.has(p.pid)) { found.add(p.pid); grew = true }
     }
   }
-  return [...found]
+  return found
+}
+
+/** The live processes under `root` (not `root` itself), with their command lines joined by spaces. */
+export function descendantsOf (root: number): Array<{ pid: number, cmd: string }> {
+  const found = withDescendants([root])
+  found.delete(root)
+  return [...found].map(pid => ({ pid, cmd: commandLine(pid).join(' ') }))
+}
+
+/** The browser and every process under it: its process group, and its descendants by parent pid. */
+export function browserProcesses (browserPid: number): number[] {
+  const table = processTable()
+  return [...withDescendants([browserPid, ...table.filter(p => p.pgrp === browserPid).map(p => p.pid)], table)]
 }
 
 /** The command line of a process, its arguments in order ([] once it is gone). */

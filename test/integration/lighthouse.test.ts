@@ -10,7 +10,7 @@ import { CHILD_ENV_NAMES, CHILD_ENV_PREFIXES } from '../../src/config.ts'
 import { LIGHTHOUSE_MARKER } from '../../src/browser/lighthouse/index.ts'
 import { build, qs, type Built } from '../helpers/build.ts'
 import { startFixtureServer, type FixtureServer } from '../helpers/fixture-server.ts'
-import { commandLine, processTable } from '../helpers/processes.ts'
+import { commandLine, descendantsOf, processTable } from '../helpers/processes.ts'
 
 const SECRET_KEY = 'lighthouse-api-key-secret-91'
 const UNLISTED = 'lighthouse-unlisted-secret-92'
@@ -90,13 +90,7 @@ async function get (query: Record<string, string | number | boolean>) {
  */
 function lighthouseProcesses (): Map<number, string> {
   const table = processTable()
-  const ours = new Set<number>([process.pid])
-  for (let grew = true; grew;) {
-    grew = false
-    for (const { pid, ppid } of table) {
-      if (ours.has(ppid) && !ours.has(pid)) { ours.add(pid); grew = true }
-    }
-  }
+  const ours = new Set(descendantsOf(process.pid).map(p => p.pid))
   const found = new Map<number, string>()
   for (const { pid } of table) {
     if (!ours.has(pid)) continue

@@ -1,10 +1,11 @@
 // Issue 4: 200 concurrent screenshot requests (distinct URLs, loopback fixture) through a real listener, with
 // 2 pages at once and 20 waiting. Every request is answered (200 with a result, or 503 EBUSY with Retry-After),
 // none hangs, the memory of the process and its Chromium stays bounded, and no Chromium is left after close.
-import { readFileSync, readdirSync } from 'node:fs'
+import { readFileSync } from 'node:fs'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { build, qs, type Built } from '../helpers/build.ts'
 import { startFixtureServer, type FixtureServer } from '../helpers/fixture-server.ts'
+import { descendantsOf, processTable } from '../helpers/processes.ts'
 
 const REQUESTS = 200
 const QUEUE = 20
@@ -17,37 +18,6 @@ const DEADLINE_MS = 90_000
 let fx: FixtureServer
 let app: Built | undefined
 let base: string
-
-interface Proc { pid: number, ppid: number, cmd: string }
-
-function processes (): Proc[] {
-  const list: Proc[] = []
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8')
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
-      if (fields[0] === 'Z' || fields[0] === 'X') continue
-      const cmd = readFileSync(`/proc/${entry}/cmdline`, 'utf8').replaceAll('\0', ' ')
-      list.push({ pid: Number(entry), ppid: Number(fields[1]), cmd })
-    } catch {}
-  }
-  return list
-}
-
-/** The live descendants of `root`. */
-function descendants (root: number, all = processes()): Proc[] {
-  const tree = new Set([root])
-  const found: Proc[] = []
-  let grew = true
-  while (grew) {
-    grew = false
-    for (const p of all) {
-      if (tree.has(p.ppid) && !tree.has(p.pid)) { tree.add(p.pid); found.push(p); grew = true }
-    }
-  }
-  return found
-}
 
 function median (values: number[]): number {
   const sorted = [...values].sort((x, y) => x - y)
@@ -64,7 +34,7 @@ function pssKiB (pid: number): number {
 
 /** This process's RSS plus the PSS of every Chromium process under it, in MiB. */
 function sampleMemory (): { rss: number, chromium: number } {
-  const chromium = descendants(process.pid).filter(p => /chrom/i.test(p.cmd)).reduce((kb, p) => kb + pssKiB(p.pid), 0)
+  const chromium = descendantsOf(process.pid).filter(p => /chrom/i.test(p.cmd)).reduce((kb, p) => kb + pssKiB(p.pid), 0)
   return { rss: process.memoryUsage().rss / MiB, chromium: chromium / 1024 }
 }
 
@@ -146,12 +116,12 @@ describe('overload', () => {
     const after = await fetch(`${base}/?${qs({ url: `${fx.origin}/article/?after`, screenshot: true, meta: false })}`)
     expect(after.status).toBe(200)
 
-    const chromiumBefore = descendants(process.pid).filter(p => /chrom/i.test(p.cmd))
+    const chromiumBefore = descendantsOf(process.pid).filter(p => /chrom/i.test(p.cmd))
     expect(chromiumBefore.some(p => p.pid === browserPid)).toBe(true)
     await app!.close()
     app = undefined
-    const left = descendants(process.pid).filter(p => /chrom/i.test(p.cmd))
+    const left = descendantsOf(process.pid).filter(p => /chrom/i.test(p.cmd))
     expect(left).toEqual([])
-    expect(processes().some(p => p.pid === browserPid)).toBe(false)
+    expect(processTable().some(p => p.pid === browserPid)).toBe(false)
   }, DEADLINE_MS + 60_000)
 })
