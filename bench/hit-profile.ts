@@ -5,11 +5,10 @@
 //   sh scripts/node.sh bench/hit-profile.ts pro|free|bare [seconds] [connections] [profile.cpuprofile]
 import { writeFileSync } from 'node:fs'
 import { Session } from 'node:inspector/promises'
-import pino from 'pino'
 import Fastify from 'fastify'
 import { Redis } from 'ioredis'
 import { loadConfig } from '../src/config.ts'
-import { createLogger } from '../src/logger.ts'
+import { createLogger, logDestination } from '../src/logger.ts'
 import { closeContext, createContext } from '../src/context.ts'
 import { buildApp } from '../src/app.ts'
 import { cacheKeyOf } from '../src/pipeline/cache-key.ts'
@@ -24,7 +23,7 @@ const connections = Number(process.argv[4] ?? 50)
 
 const redis = await startRedis()
 const fx = await startFixtureServer()
-const sink = pino.destination({ dest: '/dev/null', sync: false })
+const sink = logDestination('/dev/null')
 const config = loadConfig({ REDIS_URL: redis.url, API_KEYS: KEY, ALLOW_PRIVATE_HOSTS: fx.host, FREE_DAILY_LIMIT: '1000000000', LOG_LEVEL: 'info', STORAGE_SCOPE: 'instance' })
 const ctx = await createContext(config, createLogger({ level: 'info', destination: sink }))
 const app = await buildApp(ctx, { plan: target === 'free' ? 'free' : 'pro' })

@@ -4,12 +4,11 @@ import { mkdtempSync, readFileSync, readdirSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { promisify } from 'node:util'
-import pino from 'pino'
 import type { FastifyInstance } from 'fastify'
 import { freePort } from '../test/setup/global-setup.ts'
 import type { FixtureServer } from '../test/helpers/fixture-server.ts'
 import { loadConfig } from '../src/config.ts'
-import { createLogger } from '../src/logger.ts'
+import { createLogger, logDestination } from '../src/logger.ts'
 import { closeContext, createContext, type AppContext } from '../src/context.ts'
 import { buildApp } from '../src/app.ts'
 
@@ -49,7 +48,7 @@ export interface BenchService {
  * in production (info, asynchronous writes) to /dev/null. `close()` stops it; the fixture server is the caller's.
  */
 export async function startBenchService (fx: FixtureServer, env: Record<string, string> = {}): Promise<BenchService> {
-  const sink = pino.destination({ dest: '/dev/null', sync: false })
+  const sink = logDestination('/dev/null')
   const config = loadConfig({ API_KEYS: BENCH_KEY, ALLOW_PRIVATE_HOSTS: fx.host, LOG_LEVEL: 'info', ...env })
   const ctx = await createContext(config, createLogger({ level: 'info', destination: sink }))
   const pro = await buildApp(ctx, { plan: 'pro' })

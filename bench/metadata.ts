@@ -1,7 +1,6 @@
 // Issue 2's benchmark: (a) cache hits through a real listener against a bare Fastify route serving one
 // Redis GET of the same value; (b) a cold metadata request against raw undici + metascraper + the same
 // image and logo probes, on the same fixture page. Loopback only; bounded in time.
-import pino from 'pino'
 import Fastify from 'fastify'
 import { Redis } from 'ioredis'
 import { request } from 'undici'
@@ -18,7 +17,7 @@ import metascraperLogo from 'metascraper-logo'
 import metascraperLogoFavicon from 'metascraper-logo-favicon'
 import metascraperUrl from 'metascraper-url'
 import { loadConfig } from '../src/config.ts'
-import { createLogger } from '../src/logger.ts'
+import { createLogger, logDestination } from '../src/logger.ts'
 import { closeContext, createContext } from '../src/context.ts'
 import { buildApp } from '../src/app.ts'
 import { cacheKeyOf } from '../src/pipeline/cache-key.ts'
@@ -33,8 +32,8 @@ const HIT_ROUNDS = Number(process.env.BENCH_HIT_ROUNDS ?? 3)
 export async function benchMetadata (): Promise<Record<string, number>> {
   const redis = await startRedis()
   const fx = await startFixtureServer()
-  // Logged as in production (info, asynchronous writes to a file descriptor), to /dev/null.
-  const sink = pino.destination({ dest: '/dev/null', sync: false })
+  // Logged as in production (info, batched asynchronous writes: logDestination), to /dev/null.
+  const sink = logDestination('/dev/null')
   const config = loadConfig({ REDIS_URL: redis.url, API_KEYS: KEY, ALLOW_PRIVATE_HOSTS: fx.host, FREE_DAILY_LIMIT: '1000000000', LOG_LEVEL: 'info', STORAGE_SCOPE: 'instance' })
   const ctx = await createContext(config, createLogger({ level: 'info', destination: sink }))
   const pro = await buildApp(ctx, { plan: 'pro' })

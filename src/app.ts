@@ -14,7 +14,9 @@ import { createErrorHandler, errorBody, normalizeError } from './http/error-hand
 import { pretty } from './http/reply.ts'
 import { ignoreRequestBodies } from './http/request-body.ts'
 import { NOSNIFF_HEADERS } from './http/security-headers.ts'
-import { redactUrl } from './logger.ts'
+import { createAccessLog } from './http/access-log.ts'
+import { clientAddressOf } from './http/client-ip.ts'
+import { createHitLane, type HitLane } from './routes/hit-lane.ts'
 import { extractRoutes } from './routes/extract.ts'
 import { contentRoutes } from './routes/content.ts'
 import { createServe, createServeCore } from './routes/serve.ts'
@@ -42,6 +44,15 @@ export const EXPOSED_HEADERS = [
 
 const MAX_HEADER_BYTES = 64 * 1024
 
+/** Answers from this many bytes up are compressed for clients that accept br or gzip. */
+const COMPRESS_THRESHOLD = 1024
+
+/** CORS (docs/api.md §1.2): any origin may read every answer and the headers above. */
+const CORS_ORIGIN = '*'
+
+/** The CORS headers @fastify/cors puts on every answer that is not a preflight, for the hit lane's prepared answers. */
+const CORS_HEADERS = { 'access-control-allow-origin': CORS_ORIGIN, 'access-control-expose-headers': EXPOSED_HEADERS.join(', ') }
+
 /** Requests Node's HTTP parser refuses (too large, malformed) still get a JSON error with a code. */
 function answerClientError (err: NodeJS.ErrnoException, socket: Duplex, region: string, docsUrl: string, plan: Plan): void {
   if (!socket.writable) { socket.destroy(); return }
@@ -65,20 +76,27 @@ function answerClientError (err: NodeJS.ErrnoException, socket: Duplex, region: 
   ].join('\r\n'))
 }
 
-export async function buildApp (ctx: AppContext, { plan }: { plan: Plan }): Promise<FastifyInstance> {
+export async function buildApp (ctx: AppContext, { plan, hitLane = true }: { plan: Plan, hitLane?: boolean }): Promise<FastifyInstance> {
+  const newRequestId = (): string => `${ctx.config.region}:${randomUUID()}`
+  const clientAddress = clientAddressOf(ctx.config.trustProxy)
+  // Made once the routes exist (below); until then, and when it is off, every request goes to Fastify.
+  let lane: HitLane | undefined
   const app = Fastify({
     loggerInstance: ctx.log.child({ listener: plan }) as FastifyBaseLogger,
     // One summary line per request (onResponse below) instead of Fastify's two.
     logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: 'reqId' }),
-    genReqId: () => `${ctx.config.region}:${randomUUID()}`,
+    genReqId: newRequestId,
     requestIdHeader: false,
-    // Fastify takes a hop count too, though its types omit it.
-    trustProxy: ctx.config.trustProxy as boolean | string[],
+    trustProxy: clientAddress.trust,
     return503OnClosing: true,
     routerOptions: { maxParamLength: 500 },
     // Queries up to 32 KiB are the API's limit (docs/api.md §2); Node's default header limit is 16 KiB, so
     // allow 64 KiB of headers and let the parser answer EINVALQUERY for anything between.
-    serverFactory: handler => http.createServer({ maxHeaderSize: MAX_HEADER_BYTES }, handler),
+    // A cache hit held in process is answered by the hit lane before Fastify sees it (http/hit-lane.ts).
+    serverFactory: handler => http.createServer({ maxHeaderSize: MAX_HEADER_BYTES }, (req, res) => {
+      if (lane === undefined) handler(req, res)
+      else lane.handle(req, res, () => { handler(req, res) })
+    }),
     clientErrorHandler: (err, socket) => { answerClientError(err, socket, ctx.config.region, ctx.config.docsUrl, plan) },
     // A path Fastify cannot decode (an invalid percent escape) is no route of ours: a catalog 404, not
     // Fastify's own body. Hooks have not run for it, so the common headers are set here.
@@ -96,10 +114,7 @@ export async function buildApp (ctx: AppContext, { plan }: { plan: Plan }): Prom
 
   ignoreRequestBodies(app)
   const debugRequests = ctx.log.isLevelEnabled('debug')
-  // The access log: the listener's logger with the request id bound per line rather than per request (Fastify's
-  // request.log is a child made for each request), and without the redaction paths, which match nothing in this
-  // line: its URL goes through redactUrl and its headers (debug only) through the req serializer.
-  const accessLog = ctx.log.child({ listener: plan }, { redact: { paths: [] } })
+  const accessLog = createAccessLog(ctx.log, ctx.metrics, plan)
   app.decorateRequest('startedAt', 0)
   app.decorateRequest('errorCode', '')
   // Callback hooks, not async ones: no promise per hook and request.
@@ -124,23 +139,23 @@ export async function buildApp (ctx: AppContext, { plan }: { plan: Plan }): Prom
     done()
   })
   app.addHook('onResponse', (request, reply, done) => {
-    const ms = performance.now() - request.startedAt
-    // /metrics is never counted (docs/api.md §12.2); the route pattern, not the raw URL, decides.
-    if (request.routeOptions.url !== '/metrics') {
-      ctx.metrics.request(plan, reply.statusCode, request.errorCode === '' ? 'none' : request.errorCode, ms / 1000)
-    }
-    // One short line per request; headers only at debug (they are redacted there too).
-    const line: Record<string, unknown> = { reqId: request.id, method: request.method, url: redactUrl(request.url) }
-    if (debugRequests) line.req = request
-    line.status = reply.statusCode
-    line.ms = Math.round(ms * 10) / 10
-    line.cache = reply.getHeader('x-cache-status')
-    accessLog.info(line, 'request')
+    accessLog({
+      reqId: request.id,
+      method: request.method,
+      url: request.url,
+      status: reply.statusCode,
+      ms: performance.now() - request.startedAt,
+      code: request.errorCode,
+      cache: reply.getHeader('x-cache-status'),
+      // /metrics is never counted (docs/api.md §12.2); the route pattern, not the raw URL, decides.
+      counted: request.routeOptions.url !== '/metrics',
+      ...(debugRequests ? { req: request } : {})
+    })
     done()
   })
 
   await app.register(cors, {
-    origin: '*',
+    origin: CORS_ORIGIN,
     methods: ['GET', 'HEAD', 'OPTIONS'],
     exposedHeaders: EXPOSED_HEADERS,
     maxAge: 86400,
@@ -148,7 +163,7 @@ export async function buildApp (ctx: AppContext, { plan }: { plan: Plan }): Prom
     strictPreflight: false
   })
   await app.register(compress, {
-    threshold: 1024,
+    threshold: COMPRESS_THRESHOLD,
     encodings: ['br', 'gzip'],
     // Quality 4 keeps brotli close to gzip's speed; the default (11) costs milliseconds per answer.
     brotliOptions: { params: { [zlib.BROTLI_PARAM_QUALITY]: 4 } }
@@ -171,6 +186,11 @@ export async function buildApp (ctx: AppContext, { plan }: { plan: Plan }): Prom
   if (ctx.config.metrics && ctx.config.metricsPort === undefined) await app.register(metricsRoutes, { ctx })
   await app.register(docsRoutes, { plan })
   await app.register(filesRoutes, { ctx })
+  if (hitLane) {
+    const made = createHitLane({ ctx, core, plan, clientAddress, accessLog, newRequestId, commonHeaders: CORS_HEADERS, compressThreshold: COMPRESS_THRESHOLD })
+    app.addHook('preClose', (done) => { made.close(); done() })
+    lane = made
+  }
   return app
 }
 

@@ -14,6 +14,8 @@ export interface ParsedQuery {
 
 export interface ParsedQueries {
   get (plan: string, rawQuery: string, headers: IncomingHttpHeaders, compute: () => ParsedQuery): ParsedQuery
+  /** The memoized result, or undefined when the query was not parsed (or not kept) yet. */
+  peek (plan: string, rawQuery: string, headers: IncomingHttpHeaders): ParsedQuery | undefined
 }
 
 function forwardedHeaders (headers: IncomingHttpHeaders): string {
@@ -26,11 +28,16 @@ function forwardedHeaders (headers: IncomingHttpHeaders): string {
 
 export function createParsedQueries (max = 10_000): ParsedQueries {
   const memo = new LRUCache<string, ParsedQuery>({ max })
+  const keyOf = (plan: string, rawQuery: string, headers: IncomingHttpHeaders): string =>
+    `${plan}\u0001${rawQuery}\u0001${forwardedHeaders(headers)}`
   return {
+    peek (plan, rawQuery, headers) {
+      return rawQuery.length > 4096 ? undefined : memo.get(keyOf(plan, rawQuery, headers))
+    },
     get (plan, rawQuery, headers, compute) {
       // Very long queries are rare and would make large keys: parse them every time.
       if (rawQuery.length > 4096) return compute()
-      const key = `${plan}\u0001${rawQuery}\u0001${forwardedHeaders(headers)}`
+      const key = keyOf(plan, rawQuery, headers)
       const hit = memo.get(key)
       if (hit !== undefined) return hit
       const parsed = compute()

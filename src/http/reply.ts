@@ -2,7 +2,7 @@
 import type { FastifyReply } from 'fastify'
 import prettyMs from 'pretty-ms'
 import type { HttpClient } from '../net/types.ts'
-import type { EntryMeta, Envelope, Served } from '../cache/entries.ts'
+import type { CacheEntry, Envelope, Served } from '../cache/entries.ts'
 import type { ReplyOptions } from '../schemas/option-groups.ts'
 import { secondsLeft } from '../cache/entries.ts'
 import { AppError } from '../errors.ts'
@@ -11,6 +11,8 @@ import type { Storage, StoredFile } from '../storage/index.ts'
 
 /** Assets fetched for an embed are capped at 50 MiB (docs/api.md §5). */
 const MAX_EMBED_BYTES = 50 * 1024 * 1024
+
+export const JSON_TYPE = 'application/json; charset=utf-8'
 
 export function pretty (msValue: number): string {
   const ms = Math.max(0, Math.round(msValue))
@@ -25,34 +27,42 @@ export function serverTiming (timings: Record<string, number>, total: number): s
 }
 
 /** The headers of an entry that are the same on every answer from it, as strings. */
-interface EntryHeaders {
+export interface EntryHeaders {
   ttl: string
   timestamp: string
   fetchTime: string
+  /** The body's length in bytes (its content-length when it is sent as it is). */
+  length: string
 }
 
 // Prepared once per entry version: a changed entry is a new object (parsed, written or computed anew), so the
 // weak map can never answer for an entry it was not made from.
-const entryHeaders = new WeakMap<EntryMeta, EntryHeaders>()
+const entryHeaders = new WeakMap<CacheEntry, EntryHeaders>()
 
-function headersOf (meta: EntryMeta): EntryHeaders {
-  let prepared = entryHeaders.get(meta)
+export function headersOf (entry: CacheEntry): EntryHeaders {
+  let prepared = entryHeaders.get(entry)
   if (prepared === undefined) {
-    prepared = { ttl: String(meta.ttl), timestamp: String(meta.createdAt), fetchTime: pretty(meta.fetchTime) }
-    entryHeaders.set(meta, prepared)
+    const { meta } = entry
+    prepared = { ttl: String(meta.ttl), timestamp: String(meta.createdAt), fetchTime: pretty(meta.fetchTime), length: String(Buffer.byteLength(entry.body)) }
+    entryHeaders.set(entry, prepared)
   }
   return prepared
 }
 
+/** cache-control of an answer from the entry: HIT and MISS may be kept for what is left of the entry's ttl. */
+export function cacheControlOf (served: Pick<Served, 'entry' | 'status'>, now: number): string {
+  return served.status === 'HIT' || served.status === 'MISS'
+    ? `public, immutable, max-age=${secondsLeft(served.entry.meta, now)}`
+    : 'public, must-revalidate, max-age=0'
+}
+
 export function setCacheHeaders (reply: FastifyReply, served: Served, now: number): void {
   const { meta } = served.entry
-  const prepared = headersOf(meta)
+  const prepared = headersOf(served.entry)
   reply.header('x-cache-status', served.status)
   reply.header('x-cache-ttl', prepared.ttl)
   reply.header('x-timestamp', prepared.timestamp)
-  reply.header('cache-control', served.status === 'HIT' || served.status === 'MISS'
-    ? `public, immutable, max-age=${secondsLeft(meta, now)}`
-    : 'public, must-revalidate, max-age=0')
+  reply.header('cache-control', cacheControlOf(served, now))
   reply.header('x-fetch-mode', meta.fetchMode)
   reply.header('x-fetch-time', prepared.fetchTime)
 }
@@ -134,7 +144,7 @@ export async function sendServed (
   text?: TextAnswer
 ): Promise<FastifyReply> {
   if (options.embed !== undefined) return await sendEmbed(deps, reply, served, options.embed, signal, text)
-  reply.type('application/json; charset=utf-8')
+  reply.type(JSON_TYPE)
   if (options.filter !== undefined) {
     const envelope = envelopeOf(served)
     return reply.send(JSON.stringify({ ...envelope, data: applyFilter(envelope.data, options.filter) }))

@@ -61,15 +61,23 @@ export async function serveExtract (ctx: AppContext, options: ExtractOptions, ru
 }
 
 /**
- * A HIT answered from the entry held in process (the hot copy), synchronously: no store round trip and nothing
- * to wait for, so the caller arms no deadline for it. Undefined when there is no such fresh copy (force, none
- * held, stale or expired): serveExtract then decides as usual.
+ * The entry held in process (the hot copy) when it is a fresh HIT for these options, synchronously: no store round
+ * trip and nothing to wait for. Undefined when there is no such copy (force, none held, stale or expired).
+ */
+export function heldHit (ctx: AppContext, options: ExtractOptions, key: string): CacheEntry | undefined {
+  if (options.force) return undefined
+  const held = ctx.cache.held(key)
+  return held === undefined || judge(held, options.staleTtl, Date.now()).kind !== 'hit' ? undefined : held
+}
+
+/**
+ * A HIT answered from the entry held in process, so the caller arms no deadline for it. Undefined when there is
+ * none (heldHit): serveExtract then decides as usual.
  */
 export function serveHeld (ctx: AppContext, options: ExtractOptions, key: string): Served | undefined {
-  if (options.force) return undefined
   const t = performance.now()
-  const held = ctx.cache.held(key)
-  if (held === undefined || judge(held, options.staleTtl, Date.now()).kind !== 'hit') return undefined
+  const held = heldHit(ctx, options, key)
+  if (held === undefined) return undefined
   ctx.metrics.cache('HIT')
   return { entry: held, status: 'HIT', timings: { cache: performance.now() - t } }
 }

@@ -2,7 +2,7 @@
 // plan, the quota, the query (memoized with its cache key), then the pipeline under the request's deadline and the
 // reply (docs/api.md §1.4). `createServeCore` holds the steps one by one, for a caller (POST /mcp) that takes them in
 // its own order; `createServe` runs them in order for one GET request.
-import type { IncomingHttpHeaders } from 'node:http'
+import type { IncomingHttpHeaders, IncomingMessage } from 'node:http'
 import type { FastifyBaseLogger, FastifyReply, FastifyRequest } from 'fastify'
 import type { Logger } from 'pino'
 import type { AppContext } from '../context.ts'
@@ -17,7 +17,7 @@ import { serverTiming, setCacheHeaders } from '../http/reply.ts'
 import { parseQuery } from '../schemas/query.ts'
 import { serveExtract, serveHeld } from '../pipeline/index.ts'
 import { cacheKeyOf } from '../pipeline/cache-key.ts'
-import { createParsedQueries } from '../http/parsed-queries.ts'
+import { createParsedQueries, type ParsedQuery } from '../http/parsed-queries.ts'
 import { runWithEgress } from '../net/egress-scope.ts'
 import { assertProxyLiteralAllowed, parseUpstreamProxy } from '../net/proxy-tunnel.ts'
 
@@ -46,6 +46,8 @@ export interface ServeCore {
   checkPlan: (key: string | undefined) => void
   /** Step 3: counts one request of this client against the free quota (ERATE when spent); the quota headers. */
   countQuota: (ip: string, log: FastifyBaseLogger) => Promise<Record<string, string>>
+  /** The raw query's options and cache key when an earlier request parsed them (the memo), without parsing. */
+  peek: (raw: string, headers: IncomingHttpHeaders) => ParsedQuery | undefined
   /**
    * Steps 4 to 10: the raw `GET /` query parsed (memoized) and checked, then the pipeline, then `answer` with the
    * result, both under the request's deadline (its signal is the one `answer` gets).
@@ -140,13 +142,30 @@ export function createServeCore (ctx: AppContext, plan: Plan): ServeCore {
     }
   }
 
-  return { plan, checkPlan, countQuota, run }
+  return { plan, checkPlan, countQuota, run, peek: (raw, headers) => parsedQueries.peek(plan, raw, headers) }
+}
+
+/** The outcome of step 3 when the hit lane counted the request before handing it over (http/hit-lane.ts). */
+export type QuotaCounted = { headers: Record<string, string> } | { error: unknown }
+
+const QUOTA_COUNTED = Symbol('pagecast.quotaCounted')
+
+/** Records on the raw request that its quota step is done, so the Fastify path does not count it again. */
+export function markQuotaCounted (raw: IncomingMessage, outcome: QuotaCounted): void {
+  (raw as IncomingMessage & { [QUOTA_COUNTED]?: QuotaCounted })[QUOTA_COUNTED] = outcome
+}
+
+function quotaCounted (raw: IncomingMessage): QuotaCounted | undefined {
+  return (raw as IncomingMessage & { [QUOTA_COUNTED]?: QuotaCounted })[QUOTA_COUNTED]
 }
 
 export function createServe (core: ServeCore): Serve {
   return async function serve (request, reply, query, send) {
     core.checkPlan(headerValue(request.headers['x-api-key']))
-    reply.headers(await core.countQuota(request.ip, request.log))
+    const counted = quotaCounted(request.raw)
+    if (counted === undefined) reply.headers(await core.countQuota(request.ip, request.log))
+    else if ('error' in counted) throw counted.error
+    else reply.headers(counted.headers)
     const watch: WatchClient = (abort) => {
       const onClose = (): void => { if (!reply.raw.writableFinished) abort() }
       reply.raw.once('close', onClose)

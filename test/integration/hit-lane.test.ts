@@ -1,0 +1,208 @@
+// The hit lane (src/routes/hit-lane.ts): a cache hit held in process is answered before Fastify, and must answer
+// exactly as Fastify's path does (status, headers in order, body, access line, metrics, quota); everything it is not
+// sure of must reach Fastify. Real listeners at info level (debug logging turns the lane off).
+import http from 'node:http'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import type { FastifyInstance } from 'fastify'
+import { buildApp } from '../../src/app.ts'
+import { build, qs, type Built } from '../helpers/build.ts'
+import { startFixtureServer, type FixtureServer } from '../helpers/fixture-server.ts'
+
+const KEY = 'lane-key'
+
+interface Answer { status: number, headers: Array<[string, string]>, body: string }
+
+function get (base: string, path: string, headers: Record<string, string> = {}, method = 'GET', body?: string): Promise<Answer> {
+  return new Promise((resolve, reject) => {
+    const req = http.request(`${base}${path}`, { method, headers, agent: false }, res => {
+      const chunks: Buffer[] = []
+      res.on('data', (c: Buffer) => chunks.push(c))
+      res.on('end', () => {
+        const pairs: Array<[string, string]> = []
+        for (let i = 0; i < res.rawHeaders.length; i += 2) pairs.push([res.rawHeaders[i]!.toLowerCase(), res.rawHeaders[i + 1]!])
+        resolve({ status: res.statusCode ?? 0, headers: pairs, body: Buffer.concat(chunks).toString('utf8') })
+      })
+    })
+    req.on('error', reject)
+    req.end(body)
+  })
+}
+
+const header = (a: Answer, name: string): string | undefined => a.headers.find(([n]) => n === name)?.[1]
+
+/** The headers with the values that change from request to request replaced by their shape. */
+function shape (a: Answer): Array<[string, string]> {
+  return a.headers.filter(([name]) => name !== 'date').map(([name, value]) => {
+    if (name === 'x-request-id') return [name, /^[\w-]+:[0-9a-f-]{36}$/.test(value) ? 'id' : value]
+    if (name === 'x-response-time') return [name, /^\d+ms$/.test(value) ? 'ms' : value]
+    if (name === 'server-timing') return [name, /^cache;dur=\d+\.\d, total;dur=\d+\.\d$/.test(value) ? 'timing' : value]
+    if (name === 'cache-control') return [name, value.replace(/max-age=\d+/, 'max-age=n')]
+    return [name, value]
+  })
+}
+
+interface Listener { app: FastifyInstance, url: string, reachedFastify: () => number }
+
+async function listen (built: Built, plan: 'free' | 'pro', hitLane: boolean): Promise<Listener> {
+  const app = await buildApp(built.ctx, { plan, hitLane })
+  let reached = 0
+  app.addHook('onRequest', (_request, _reply, done) => { reached++; done() })
+  const url = await app.listen({ port: 0, host: '127.0.0.1' })
+  return { app, url, reachedFastify: () => reached }
+}
+
+let fx: FixtureServer
+let built: Built
+let lane: { pro: Listener, free: Listener }
+let path: { pro: Listener, free: Listener }
+
+beforeAll(async () => {
+  fx = await startFixtureServer()
+  built = await build({ ALLOW_PRIVATE_HOSTS: fx.host, API_KEYS: KEY, LOG_LEVEL: 'info', FREE_DAILY_LIMIT: '1000' })
+  lane = { pro: await listen(built, 'pro', true), free: await listen(built, 'free', true) }
+  path = { pro: await listen(built, 'pro', false), free: await listen(built, 'free', false) }
+})
+afterAll(async () => {
+  for (const l of [lane.pro, lane.free, path.pro, path.free]) await l.app.close()
+  await built.close()
+  await fx.close()
+})
+
+const accessLines = (): Array<Record<string, unknown>> => built.logs.filter(l => l.msg === 'request')
+
+describe('the hit lane', () => {
+  it('answers a pro hit as the Fastify path does, without reaching Fastify, with the same access line and metrics', async () => {
+    const query = `/?${qs({ url: `${fx.origin}/article/?lane=pro` })}`
+    const miss = await get(lane.pro.url, query, { 'x-api-key': KEY })
+    expect(header(miss, 'x-cache-status')).toBe('MISS')
+    const before = lane.pro.reachedFastify()
+    const linesBefore = accessLines().length
+    const metricsBefore = await built.ctx.metrics.scrape()
+
+    const viaLane = await get(lane.pro.url, query, { 'x-api-key': KEY })
+    expect(lane.pro.reachedFastify()).toBe(before)
+    const viaPath = await get(path.pro.url, query, { 'x-api-key': KEY })
+    expect(path.pro.reachedFastify()).toBeGreaterThan(0)
+
+    expect(viaLane.status).toBe(200)
+    expect(header(viaLane, 'x-cache-status')).toBe('HIT')
+    expect(viaLane.body).toBe(viaPath.body)
+    expect(viaLane.body).toBe(miss.body)
+    expect(shape(viaLane)).toEqual(shape(viaPath))
+    expect(header(viaLane, 'content-length')).toBe(String(Buffer.byteLength(viaLane.body)))
+
+    // Both answers logged the same line (the lane's first), with their own request ids.
+    await new Promise(resolve => setTimeout(resolve, 50))
+    const [laneLine, pathLine] = accessLines().slice(linesBefore)
+    expect(laneLine).toBeDefined()
+    const strip = (l: Record<string, unknown>): Record<string, unknown> => ({ ...l, time: 0, ms: 0, reqId: '' })
+    expect(strip(laneLine!)).toEqual(strip(pathLine!))
+    expect(laneLine!.reqId).toBe(header(viaLane, 'x-request-id'))
+    expect(laneLine).toMatchObject({ method: 'GET', status: 200, cache: 'HIT', listener: 'pro' })
+
+    // Two more 200s and two more HITs in the metrics: one from each path.
+    const after = (await built.ctx.metrics.scrape()).body
+    const count = (body: string, re: RegExp): number => Number(re.exec(body)?.[1] ?? 0)
+    const requests = /pagecast_requests_total\{listener="pro",status="200",code="none"\} (\d+)/
+    const hits = /pagecast_cache_total\{status="HIT"\} (\d+)/
+    expect(count(after, requests) - count(metricsBefore.body, requests)).toBe(2)
+    expect(count(after, hits) - count(metricsBefore.body, hits)).toBe(2)
+  })
+
+  it('counts the free quota once per hit and hands a spent quota to the usual ERATE answer', async () => {
+    const query = `/?${qs({ url: `${fx.origin}/article/?lane=free` })}`
+    const limited = await build({ ALLOW_PRIVATE_HOSTS: fx.host, LOG_LEVEL: 'info', FREE_DAILY_LIMIT: '4' })
+    const free = await listen(limited, 'free', true)
+    try {
+      const remaining: Array<string | undefined> = []
+      for (let i = 0; i < 4; i++) {
+        const res = await get(free.url, query)
+        expect(res.status).toBe(200)
+        remaining.push(header(res, 'x-rate-limit-remaining'))
+      }
+      expect(remaining).toEqual(['3', '2', '1', '0'])
+      // Only the first (the miss) reached Fastify.
+      expect(free.reachedFastify()).toBe(1)
+      const refused = await get(free.url, query)
+      expect(refused.status).toBe(429)
+      expect(JSON.parse(refused.body)).toMatchObject({ status: 'fail', code: 'ERATE' })
+      expect(header(refused, 'retry-after')).toMatch(/^\d+$/)
+      expect(header(refused, 'x-rate-limit-remaining')).toBe('0')
+      expect(free.reachedFastify()).toBe(2)
+    } finally {
+      await free.app.close()
+      await limited.close()
+    }
+  })
+
+  it('answers a free hit with the same headers as the Fastify path, quota headers in place', async () => {
+    const query = `/?${qs({ url: `${fx.origin}/article/?lane=free-shape` })}`
+    await get(lane.free.url, query)
+    const before = lane.free.reachedFastify()
+    const viaLane = await get(lane.free.url, query)
+    expect(lane.free.reachedFastify()).toBe(before)
+    const viaPath = await get(path.free.url, query)
+    const rateFree = (a: Answer): Array<[string, string]> => shape(a).map(([n, v]) => [n, n.startsWith('x-rate-limit-') ? 'n' : v])
+    expect(rateFree(viaLane)).toEqual(rateFree(viaPath))
+    expect(Number(header(viaPath, 'x-rate-limit-remaining'))).toBe(Number(header(viaLane, 'x-rate-limit-remaining')) - 1)
+  })
+
+  it('leaves to Fastify what it must not answer: bad keys, keys on free, HEAD, bodies, answers to compress', async () => {
+    const query = `/?${qs({ url: `${fx.origin}/article/?lane=others`, 'data.head.selector': 'head', 'data.head.attr': 'html' })}`
+    const first = await get(lane.pro.url, query, { 'x-api-key': KEY })
+    expect(Buffer.byteLength(first.body)).toBeGreaterThanOrEqual(1024)
+    let reached = lane.pro.reachedFastify()
+    const expectFastify = (l: Listener, n: number): void => { expect(l.reachedFastify()).toBe(n) }
+
+    const wrongKey = await get(lane.pro.url, query, { 'x-api-key': 'nope' })
+    expect(JSON.parse(wrongKey.body).code).toBe('EAUTH')
+    expectFastify(lane.pro, ++reached)
+
+    const freeReached = lane.free.reachedFastify()
+    const keyOnFree = await get(lane.free.url, query, { 'x-api-key': KEY })
+    expect(JSON.parse(keyOnFree.body).code).toBe('EPRO')
+    expectFastify(lane.free, freeReached + 1)
+
+    const head = await get(lane.pro.url, query, { 'x-api-key': KEY }, 'HEAD')
+    expect(head.status).toBe(200)
+    expectFastify(lane.pro, ++reached)
+
+    const withBody = await get(lane.pro.url, query, { 'x-api-key': KEY, 'content-type': 'text/plain', 'content-length': '5' }, 'GET', 'hello')
+    expect(withBody.status).toBe(200)
+    expect(header(withBody, 'x-cache-status')).toBe('HIT')
+    expectFastify(lane.pro, ++reached)
+
+    const compressed = await get(lane.pro.url, query, { 'x-api-key': KEY, 'accept-encoding': 'gzip' })
+    expect(header(compressed, 'content-encoding')).toBe('gzip')
+    expectFastify(lane.pro, ++reached)
+
+    // The same large answer to a client that takes no compression is the lane's.
+    const plain = await get(lane.pro.url, query, { 'x-api-key': KEY })
+    expect(plain.body).toBe(first.body)
+    expectFastify(lane.pro, reached)
+
+    // filter and embed are shaped by the Fastify path.
+    await get(lane.pro.url, `${query}&filter=title`, { 'x-api-key': KEY })
+    const filtered = await get(lane.pro.url, `${query}&filter=title`, { 'x-api-key': KEY })
+    expect(Object.keys(JSON.parse(filtered.body).data)).toEqual(['title'])
+    expectFastify(lane.pro, reached + 2)
+  })
+
+  it('reads the client address as TRUST_PROXY says, as Fastify does (a hop count trusts that many hops)', async () => {
+    const query = `/?${qs({ url: `${fx.origin}/article/?lane=proxy` })}`
+    for (const [trust, forwarded, sameSubject] of [['1', '192.0.2.7', false], ['127.0.0.1', '192.0.2.8', false], ['false', '192.0.2.9', true]] as const) {
+      const trusting = await build({ ALLOW_PRIVATE_HOSTS: fx.host, LOG_LEVEL: 'info', TRUST_PROXY: trust, FREE_DAILY_LIMIT: '100' })
+      const free = await listen(trusting, 'free', true)
+      try {
+        await get(free.url, query) // the miss, from the loopback client itself
+        const forwardedHit = await get(free.url, query, { 'x-forwarded-for': forwarded })
+        expect(free.reachedFastify()).toBe(1)
+        // A trusted proxy's client is counted apart from the proxy's own requests; an untrusted header is ignored.
+        expect(header(forwardedHit, 'x-rate-limit-remaining')).toBe(sameSubject ? '98' : '99')
+      } finally {
+        await free.app.close()
+        await trusting.close()
+      }
+    }
+  })
+})
