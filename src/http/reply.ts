@@ -102,7 +102,7 @@ export function applyFilter (data: Record<string, unknown>, paths: readonly stri
 }
 
 /** The envelope: the computation's own object when it ran in this process, else parsed from the entry. */
-export function envelopeOf (served: Served): Envelope {
+export function envelopeOf (served: Pick<Served, 'entry' | 'fresh'>): Envelope {
   if (served.fresh !== undefined) return served.fresh.envelope
   // An entry held in process is the same object on every hit: its envelope is parsed once. Nothing changes it.
   let envelope = parsedEnvelopes.get(served.entry)
@@ -116,6 +116,11 @@ export function envelopeOf (served: Served): Envelope {
 const parsedEnvelopes = new WeakMap<object, Envelope>()
 /** Headers of a text answer (`x-markdown-tokens`), by entry and embed path: computed once per entry held in process. */
 const textHeaders = new WeakMap<object, Map<string, Record<string, string>>>()
+
+/** The headers a text answer of this entry and path got already (the hit lane answers only those), or undefined. */
+export function knownTextHeaders (entry: CacheEntry, path: string): Readonly<Record<string, string>> | undefined {
+  return textHeaders.get(entry)?.get(path)
+}
 
 function isMediaObject (value: unknown): value is { url: string, type: unknown } {
   return value !== null && typeof value === 'object' && typeof (value as { url?: unknown }).url === 'string' && 'type' in value

@@ -12,7 +12,7 @@ import { countTokens } from '../extract/tokens.ts'
 import { rawQueryOf } from './extract.ts'
 import type { SendServed, Serve } from './serve.ts'
 
-const ANSWERS: Readonly<Record<ContentAttr, TextAnswer>> = {
+export const ANSWERS: Readonly<Record<ContentAttr, TextAnswer>> = {
   markdown: {
     type: 'text/markdown; charset=utf-8',
     headers: async (body) => ({ 'x-markdown-tokens': String(await countTokens(body)) })
@@ -24,7 +24,7 @@ const ANSWERS: Readonly<Record<ContentAttr, TextAnswer>> = {
 /** The `GET /` query of recent query-form requests (a pure function of the raw query: hits skip the rewrite). */
 const rewritten = new LRUCache<string, string>({ max: 10_000 })
 
-function memoQuery (raw: string, attr: ContentAttr): string {
+export function memoQuery (raw: string, attr: ContentAttr): string {
   if (raw.length > 4096) return contentQuery(raw, attr)
   const key = `${attr}\u0000${raw}`
   let query = rewritten.get(key)

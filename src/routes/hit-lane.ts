@@ -1,5 +1,5 @@
-// The hit lane (docs/architecture.md#the-hit-lane): a `GET /` whose answer is a fresh entry held in process is
-// answered on Node's request event, before Fastify builds its request and reply and runs its hooks, with the same
+// The hit lane (docs/architecture.md#a-requests-path): a `GET /` (or a content endpoint's GET, docs/api.md §14) whose
+// answer is a fresh entry held in process is answered on Node's request event, before Fastify builds its request and reply and runs its hooks, with the same
 // headers in the same order, the same access line and metrics, and the quota counted on free. Everything else, and
 // anything the lane is unsure of, goes to Fastify unchanged (`next`): a query not parsed yet, a key that does not
 // verify, a request with a body, an answer that would be compressed, a listener that is closing, debug logging.
@@ -14,8 +14,11 @@ import type { AccessLog } from '../http/access-log.ts'
 import type { ClientAddress } from '../http/client-ip.ts'
 import { headerValue, markQuotaCounted, type QuotaCounted, type ServeCore } from './serve.ts'
 import { heldHit } from '../pipeline/index.ts'
-import { cacheControlOf, headersOf, JSON_TYPE, pretty, serverTiming } from '../http/reply.ts'
-import { NOSNIFF_HEADERS } from '../http/security-headers.ts'
+import { cacheControlOf, envelopeOf, getPath, headersOf, JSON_TYPE, knownTextHeaders, pretty, serverTiming } from '../http/reply.ts'
+import { NOSNIFF_HEADERS, SANDBOX_HEADERS } from '../http/security-headers.ts'
+import type { ExtractOptions } from '../schemas/options.ts'
+import { contentPathQuery, type ContentAttr } from '../schemas/content-query.ts'
+import { ANSWERS, memoQuery } from './content.ts'
 
 export interface HitLaneDeps {
   ctx: AppContext
@@ -37,8 +40,79 @@ export interface HitLane {
   close: () => void
 }
 
-const SLASH = 47
-const QUESTION_MARK = 63
+/** What the lane sends: the body and the headers that depend on the answer's kind, between server-timing and x-response-time. */
+interface Body {
+  text: string
+  length: string
+  headers: readonly string[]
+}
+
+/** One kind of request the lane takes: the `GET /` query it stands for, and its answer from a held entry. */
+interface LaneRoute {
+  /** The `GET /` query of the request's URL, or undefined when the URL is not this route's. */
+  query: (url: string) => string | undefined
+  /** The answer from the entry, or undefined when the Fastify path must shape it (a missing value, no tokens yet). */
+  body: (entry: CacheEntry, embed: string | undefined) => Body | undefined
+  /** Whether the parsed query is answered as this route answers (the content endpoints' own embed). */
+  accepts: (options: Readonly<ExtractOptions>) => boolean
+}
+
+const JSON_ROUTE: LaneRoute = {
+  query: url => url.startsWith('/?') ? url.slice(2) : undefined,
+  accepts: options => options.embed === undefined && options.filter === undefined,
+  body: entry => ({ text: entry.body, length: headersOf(entry).length, headers: ['content-type', JSON_TYPE] })
+}
+
+/** Whether Fastify's router takes the URL's path (find-my-way refuses an invalid percent escape: a 404 of ours). */
+function routable (url: string): boolean {
+  const q = url.indexOf('?')
+  const path = q === -1 ? url : url.slice(0, q)
+  if (!path.includes('%')) return true
+  try {
+    decodeURIComponent(path)
+    return true
+  } catch {
+    return false
+  }
+}
+
+// A text answer's body and headers, by entry and embed path (the entry's envelope is parsed once, in reply.ts).
+const textBodies = new WeakMap<CacheEntry, Map<string, Body>>()
+
+function contentRoute (attr: ContentAttr): LaneRoute {
+  const queryForm = `/${attr}?`
+  const pathForm = `/${attr}/`
+  const answer = ANSWERS[attr]
+  return {
+    query: url => url.startsWith(queryForm)
+      ? memoQuery(url.slice(queryForm.length), attr)
+      : url.startsWith(pathForm) && routable(url) ? contentPathQuery(url.slice(pathForm.length), attr) : undefined,
+    accepts: options => options.embed !== undefined && options.filter === undefined,
+    body (entry, embed) {
+      const path = embed!
+      const known = textBodies.get(entry)?.get(path)
+      if (known !== undefined) return known
+      const value = getPath(envelopeOf({ entry }).data, path)
+      // Only what the Fastify path answered before, with its x-markdown-tokens counted then.
+      const tokens = answer.headers === undefined ? {} : knownTextHeaders(entry, path)
+      if (typeof value !== 'string' || tokens === undefined) return undefined
+      const headers: string[] = []
+      for (const [name, v] of Object.entries({ ...SANDBOX_HEADERS, ...tokens, 'content-type': answer.type })) {
+        if (name !== 'x-content-type-options') headers.push(name, v) // already among the leading headers
+      }
+      const body = { text: value, length: String(Buffer.byteLength(value)), headers }
+      const byPath = textBodies.get(entry) ?? new Map<string, Body>()
+      byPath.set(path, body)
+      textBodies.set(entry, byPath)
+      return body
+    }
+  }
+}
+
+const ROUTES: readonly LaneRoute[] = [JSON_ROUTE, ...(Object.keys(ANSWERS) as ContentAttr[]).map(contentRoute)]
+
+/** A held entry and the answer the lane gives from it. */
+interface Held { entry: CacheEntry, body: Body }
 
 export function createHitLane (deps: HitLaneDeps): HitLane {
   const { ctx, core, plan, accessLog } = deps
@@ -49,19 +123,21 @@ export function createHitLane (deps: HitLaneDeps): HitLane {
   for (const [name, value] of Object.entries({ ...NOSNIFF_HEADERS, ...deps.commonHeaders })) leading.push(name, value)
   const quotaLog = ctx.log.child({ listener: plan })
 
-  /** The held fresh entry for this query when the lane may answer it, else undefined. */
-  function laneEntry (req: IncomingMessage, raw: string): CacheEntry | undefined {
+  /** The held fresh entry for this query and its answer when the lane may give it, else undefined. */
+  function held (req: IncomingMessage, route: LaneRoute, raw: string): Held | undefined {
     const parsed = core.peek(raw, req.headers)
-    if (parsed === undefined || parsed.options.embed !== undefined || parsed.options.filter !== undefined) return undefined
+    if (parsed === undefined || !route.accepts(parsed.options)) return undefined
     const entry = heldHit(ctx, parsed.options, parsed.cacheKey)
     if (entry === undefined) return undefined
+    const body = route.body(entry, parsed.options.embed)
+    if (body === undefined) return undefined
     // @fastify/compress would compress this answer: leave it to the path that does.
     if (req.headers['accept-encoding'] !== undefined && req.headers['x-no-compression'] === undefined &&
-      Number(headersOf(entry).length) >= deps.compressThreshold) return undefined
-    return entry
+      Number(body.length) >= deps.compressThreshold) return undefined
+    return { entry, body }
   }
 
-  function answer (req: IncomingMessage, res: ServerResponse, entry: CacheEntry, startedAt: number, lookupMs: number, quota: Record<string, string>): void {
+  function answer (req: IncomingMessage, res: ServerResponse, { entry, body }: Held, startedAt: number, lookupMs: number, quota: Record<string, string>): void {
     ctx.metrics.cache('HIT')
     const id = deps.newRequestId()
     const prepared = headersOf(entry)
@@ -76,12 +152,12 @@ export function createHitLane (deps: HitLaneDeps): HitLane {
       'x-fetch-mode', entry.meta.fetchMode,
       'x-fetch-time', prepared.fetchTime,
       'server-timing', serverTiming({ cache: lookupMs }, total),
-      'content-type', JSON_TYPE,
+      ...body.headers,
       'x-response-time', pretty(total),
-      'content-length', prepared.length
+      'content-length', body.length
     )
     res.writeHead(200, headers)
-    res.end(entry.body)
+    res.end(body.text)
     accessLog({ reqId: id, method: 'GET', url: req.url!, status: 200, ms: performance.now() - startedAt, code: '', cache: 'HIT', counted: true })
   }
 
@@ -91,28 +167,35 @@ export function createHitLane (deps: HitLaneDeps): HitLane {
    */
   function tryAnswer (req: IncomingMessage, res: ServerResponse, next: () => void): boolean {
     const url = req.url
-    if (!open || ctx.closing || req.method !== 'GET' || url === undefined ||
-      url.charCodeAt(0) !== SLASH || url.charCodeAt(1) !== QUESTION_MARK) return false
+    if (!open || ctx.closing || req.method !== 'GET' || url === undefined) return false
+    let route: LaneRoute | undefined
+    let raw: string | undefined
+    for (const r of ROUTES) {
+      raw = r.query(url)
+      if (raw !== undefined) { route = r; break }
+    }
+    if (route === undefined || raw === undefined) return false
     const startedAt = performance.now()
     const headers = req.headers
     // A body would have to be drained or the connection closed (http/request-body.ts): Fastify's path does that.
     if (headers['transfer-encoding'] !== undefined || (headers['content-length'] !== undefined && headers['content-length'] !== '0')) return false
     const key = headerValue(headers['x-api-key'])
     if (plan === 'pro' ? !ctx.verifyKey(key) : key !== undefined) return false
-    const raw = url.slice(2)
-    const entry = laneEntry(req, raw)
-    if (entry === undefined) return false
+    const found = held(req, route, raw)
+    if (found === undefined) return false
     const lookupMs = performance.now() - startedAt
     if (!countsQuota) {
-      answer(req, res, entry, startedAt, lookupMs, {})
+      answer(req, res, found, startedAt, lookupMs, {})
       return true
     }
 
     // Free: step 3 before the answer, as on the Fastify path. The entry may have changed meanwhile: ask again.
     // Whatever happens from here, the request is counted once: a failure is handed over with its outcome.
+    const query = raw
+    const laneRoute = route
     core.countQuota(deps.clientAddress.of(req), quotaLog).then(
       quota => {
-        const now = laneEntry(req, raw)
+        const now = held(req, laneRoute, query)
         if (now !== undefined) answer(req, res, now, startedAt, lookupMs, quota)
         else handOver(req, res, next, { headers: quota })
       },

@@ -55,6 +55,7 @@ let fx: FixtureServer
 let built: Built
 let lane: { pro: Listener, free: Listener }
 let path: { pro: Listener, free: Listener }
+const pathListener = (): Listener => path.pro
 
 beforeAll(async () => {
   fx = await startFixtureServer()
@@ -186,6 +187,31 @@ describe('the hit lane', () => {
     const filtered = await get(lane.pro.url, `${query}&filter=title`, { 'x-api-key': KEY })
     expect(Object.keys(JSON.parse(filtered.body).data)).toEqual(['title'])
     expectFastify(lane.pro, reached + 2)
+  })
+
+  it('answers the content endpoints\' hits (query and path forms) as the Fastify path does, x-markdown-tokens included', async () => {
+    const target = `${fx.origin}/article/?lane=content`
+    for (const path of [`/markdown?${qs({ url: target })}`, `/markdown/${target}`, `/text?${qs({ url: target })}`, `/html/${target}`]) {
+      const first = await get(lane.pro.url, path, { 'x-api-key': KEY })
+      expect(first.status).toBe(200)
+      // The second answer may still need Fastify (the first counted the tokens on the entry it computed); the third not.
+      await get(lane.pro.url, path, { 'x-api-key': KEY })
+      const before = lane.pro.reachedFastify()
+      const viaLane = await get(lane.pro.url, path, { 'x-api-key': KEY })
+      expect(lane.pro.reachedFastify(), path).toBe(before)
+      const fastify = await get(pathListener().url, path, { 'x-api-key': KEY })
+      expect(viaLane.body).toBe(fastify.body)
+      expect(viaLane.body).toBe(first.body)
+      expect(shape(viaLane), path).toEqual(shape(fastify))
+      if (path.startsWith('/markdown')) expect(header(viaLane, 'x-markdown-tokens')).toMatch(/^\d+$/)
+      expect(header(viaLane, 'content-security-policy')).toBe("sandbox; script-src 'none'")
+    }
+    // A path with an invalid escape is left to Fastify's router, whatever it answers.
+    const before = lane.pro.reachedFastify()
+    const odd = await get(lane.pro.url, `/markdown/${target}%E0%A4%A`, { 'x-api-key': KEY })
+    const fastify = await get(pathListener().url, `/markdown/${target}%E0%A4%A`, { 'x-api-key': KEY })
+    expect(lane.pro.reachedFastify()).toBe(before + 1)
+    expect(odd.status).toBe(fastify.status)
   })
 
   it('reads the client address as TRUST_PROXY says, as Fastify does (a hop count trusts that many hops)', async () => {
