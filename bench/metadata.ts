@@ -29,6 +29,37 @@ const KEY = 'bench-key'
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5)
 const HIT_ROUNDS = Number(process.env.BENCH_HIT_ROUNDS ?? 3)
 
+/**
+ * The two sides of the cold comparison: the raw pipeline (undici GET, metascraper, the image and logo probes in
+ * parallel) and a cold request to the service (a MISS) through the same client, so the figure is the service's;
+ * ours gives the answer's server-timing header.
+ */
+export function coldSides (proUrl: string): { raw: (url: string) => Promise<void>, ours: (url: string) => Promise<string> } {
+  const metascraper = createMetascraper([
+    metascraperTitle(), metascraperDescription(), metascraperAuthor(), metascraperPublisher(), metascraperDate(),
+    metascraperLang(), metascraperImage(), metascraperLogo(), metascraperLogoFavicon({ google: false }), metascraperUrl()
+  ])
+  async function probe (url: string): Promise<unknown> {
+    const res = await request(url, { headers: { range: 'bytes=0-65535' } })
+    const body = Buffer.from(await res.body.arrayBuffer())
+    return { type: res.headers['content-type'], size: body.length, ...imageSize(body) }
+  }
+  return {
+    async raw (url) {
+      const res = await request(url)
+      const html = await res.body.text()
+      const meta = await metascraper({ url, html }) as { image?: string, logo?: string }
+      await Promise.all([meta.image, meta.logo].filter((u): u is string => typeof u === 'string').map(probe))
+    },
+    async ours (url) {
+      const res = await request(`${proUrl}/?url=${encodeURIComponent(url)}`, { headers: { 'x-api-key': KEY } })
+      await res.body.dump()
+      if (res.statusCode !== 200 || res.headers['x-cache-status'] !== 'MISS') throw new Error(`cold request: ${res.statusCode} ${String(res.headers['x-cache-status'])}`)
+      return String(res.headers['server-timing'])
+    }
+  }
+}
+
 export async function benchMetadata (): Promise<Record<string, number>> {
   const redis = await startRedis()
   const fx = await startFixtureServer()
@@ -43,76 +74,60 @@ export async function benchMetadata (): Promise<Record<string, number>> {
   const figures: Record<string, number> = {}
 
   try {
-    // (a) cache hits
-    const query = `url=${encodeURIComponent(`${fx.origin}/article/`)}`
-    const warm = await fetch(`${proUrl}/?${query}`, { headers: { 'x-api-key': KEY } })
-    if (warm.status !== 200) throw new Error(`warm-up failed: ${warm.status}`)
-    const options = parseQuery(query, { plan: 'pro', headers: {}, maxTimeout: config.maxTimeout })
-    const entryKey = `pagecast:cache:${cacheKeyOf(options)}`
+    // BENCH_METADATA_PART=hits runs only (a), =cold only (b).
+    const part = process.env.BENCH_METADATA_PART
+    if (part !== 'cold') {
+      // (a) cache hits
+      const query = `url=${encodeURIComponent(`${fx.origin}/article/`)}`
+      const warm = await fetch(`${proUrl}/?${query}`, { headers: { 'x-api-key': KEY } })
+      if (warm.status !== 200) throw new Error(`warm-up failed: ${warm.status}`)
+      const options = parseQuery(query, { plan: 'pro', headers: {}, maxTimeout: config.maxTimeout })
+      const entryKey = `pagecast:cache:${cacheKeyOf(options)}`
 
-    const bareRedis = new Redis(redis.url)
-    const bare = Fastify()
-    bare.get('/', async (_req, reply) => await reply.type('application/json; charset=utf-8').send(await bareRedis.get(entryKey)))
-    const bareUrl = await bare.listen({ port: 0, host: '127.0.0.1' })
+      const bareRedis = new Redis(redis.url)
+      const bare = Fastify()
+      bare.get('/', async (_req, reply) => await reply.type('application/json; charset=utf-8').send(await bareRedis.get(entryKey)))
+      const bareUrl = await bare.listen({ port: 0, host: '127.0.0.1' })
 
-    const headers = { 'x-api-key': KEY }
-    await load(`${proUrl}/?${query}`, { connections: 10, seconds: 1, headers }) // JIT warm-up
-    await load(`${freeUrl}/?${query}`, { connections: 10, seconds: 1 })
-    await load(`${bareUrl}/`, { connections: 10, seconds: 1 })
-    // Rounds of the six runs side by side, each ratio taken within its round: on a shared machine the rates move
-    // by tens of percent from one minute to the next, the ratios of neighbouring runs much less.
-    const sides = [
-      { name: 'Pro', url: `${proUrl}/?${query}`, headers },
-      { name: 'Free', url: `${freeUrl}/?${query}`, headers: {} },
-      { name: 'Bare', url: `${bareUrl}/`, headers: {} }
-    ]
-    const ratios: Record<string, number[]> = { hitRatioPro50: [], hitRatioFree50: [], hitRatioPro1: [], hitRatioFree1: [] }
-    for (let round = 0; round < HIT_ROUNDS; round++) {
-      for (const connections of [50, 1]) {
-        const rps: Record<string, number> = {}
-        for (const side of sides) {
-          const result = await load(side.url, { connections, seconds: SECONDS, headers: side.headers })
-          if (result.non2xx > 0 || result.errors > 0) throw new Error(`non-2xx answers or errors during the ${side.name} cache-hit run`)
-          rps[side.name] = result.rps
-          figures[`hitRps${side.name}${connections}r${round}`] = result.rps
-          if (connections === 1) figures[`hitP99${side.name}1r${round}`] = result.p99
+      const headers = { 'x-api-key': KEY }
+      await load(`${proUrl}/?${query}`, { connections: 10, seconds: 1, headers }) // JIT warm-up
+      await load(`${freeUrl}/?${query}`, { connections: 10, seconds: 1 })
+      await load(`${bareUrl}/`, { connections: 10, seconds: 1 })
+      // Rounds of the six runs side by side, each ratio taken within its round: on a shared machine the rates move
+      // by tens of percent from one minute to the next, the ratios of neighbouring runs much less.
+      const sides = [
+        { name: 'Pro', url: `${proUrl}/?${query}`, headers },
+        { name: 'Free', url: `${freeUrl}/?${query}`, headers: {} },
+        { name: 'Bare', url: `${bareUrl}/`, headers: {} }
+      ]
+      const ratios: Record<string, number[]> = { hitRatioPro50: [], hitRatioFree50: [], hitRatioPro1: [], hitRatioFree1: [] }
+      for (let round = 0; round < HIT_ROUNDS; round++) {
+        for (const connections of [50, 1]) {
+          const rps: Record<string, number> = {}
+          for (const side of sides) {
+            const result = await load(side.url, { connections, seconds: SECONDS, headers: side.headers })
+            if (result.non2xx > 0 || result.errors > 0) throw new Error(`non-2xx answers or errors during the ${side.name} cache-hit run`)
+            rps[side.name] = result.rps
+            figures[`hitRps${side.name}${connections}r${round}`] = result.rps
+            if (connections === 1) figures[`hitP99${side.name}1r${round}`] = result.p99
+          }
+          ratios[`hitRatioPro${connections}`]!.push(rps.Pro! / rps.Bare!)
+          ratios[`hitRatioFree${connections}`]!.push(rps.Free! / rps.Bare!)
         }
-        ratios[`hitRatioPro${connections}`]!.push(rps.Pro! / rps.Bare!)
-        ratios[`hitRatioFree${connections}`]!.push(rps.Free! / rps.Bare!)
+      }
+      await bare.close()
+      bareRedis.disconnect()
+      figures.hitRounds = HIT_ROUNDS
+      for (const [name, values] of Object.entries(ratios)) {
+        figures[name] = median(values)
+        figures[`${name}Min`] = Math.min(...values)
+        figures[`${name}Max`] = Math.max(...values)
       }
     }
-    await bare.close()
-    bareRedis.disconnect()
-    figures.hitRounds = HIT_ROUNDS
-    for (const [name, values] of Object.entries(ratios)) {
-      figures[name] = median(values)
-      figures[`${name}Min`] = Math.min(...values)
-      figures[`${name}Max`] = Math.max(...values)
-    }
-    if (process.env.BENCH_METADATA_PART === 'hits') return figures
+    if (part === 'hits') return figures
 
     // (b) cold metadata requests, sequential, distinct URLs, against the raw pipeline on the same page
-    const metascraper = createMetascraper([
-      metascraperTitle(), metascraperDescription(), metascraperAuthor(), metascraperPublisher(), metascraperDate(),
-      metascraperLang(), metascraperImage(), metascraperLogo(), metascraperLogoFavicon({ google: false }), metascraperUrl()
-    ])
-    async function probe (url: string): Promise<unknown> {
-      const res = await request(url, { headers: { range: 'bytes=0-65535' } })
-      const body = Buffer.from(await res.body.arrayBuffer())
-      return { type: res.headers['content-type'], size: body.length, ...imageSize(body) }
-    }
-    async function raw (url: string): Promise<void> {
-      const res = await request(url)
-      const html = await res.body.text()
-      const meta = await metascraper({ url, html }) as { image?: string, logo?: string }
-      await Promise.all([meta.image, meta.logo].filter((u): u is string => typeof u === 'string').map(probe))
-    }
-    // The same client (undici's request) on both sides: the figure is the service's, not the client's fetch.
-    async function ours (url: string): Promise<void> {
-      const res = await request(`${proUrl}/?url=${encodeURIComponent(url)}`, { headers })
-      await res.body.dump()
-      if (res.statusCode !== 200 || res.headers['x-cache-status'] !== 'MISS') throw new Error(`cold request: ${res.statusCode} ${String(res.headers['x-cache-status'])}`)
-    }
+    const { raw, ours } = coldSides(proUrl)
     const rounds = 60
     // Warm-up to steady state: the service's path has far more code for the JIT to compile than the raw one.
     for (let i = 0; i < 150; i++) { await raw(`${fx.origin}/article/?w=${i}`); await ours(`${fx.origin}/article/?w=${i}`) }
@@ -142,6 +157,13 @@ export async function benchMetadata (): Promise<Record<string, number>> {
 
 export function printMetadata (f: Record<string, number>): void {
   line('## metadata and cache (issues 2 and 14)')
+  if (f.hitRounds !== undefined) printHits(f)
+  if (f.coldRatio === undefined) return
+  line(`(b) cold metadata request: pagecast ${fmt(f.coldMsOurs!)} ms, raw undici + metascraper + probes ${fmt(f.coldMsRaw!)} ms (median)`)
+  line(`    ratio ${fmt(f.coldRatio!)} (target <= 1.20)`)
+}
+
+function printHits (f: Record<string, number>): void {
   line(`(a) cache HIT against a bare Fastify route answering one Redis GET, ${f.hitRounds} rounds side by side (req/s pro / free / bare):`)
   for (let r = 0; r < f.hitRounds!; r++) {
     line(`    round ${r + 1}: 50 connections ${[50, 1].map(c => ['Pro', 'Free', 'Bare'].map(s => fmt(f[`hitRps${s}${c}r${r}`]!, 0)).join(' / ')).join('; 1 connection ')}` +
@@ -150,7 +172,4 @@ export function printMetadata (f: Record<string, number>): void {
   const ratio = (name: string, target: string): string => `${fmt(f[name]!)} [${fmt(f[`${name}Min`]!)}-${fmt(f[`${name}Max`]!)}] (target >= ${target})`
   line(`    ratio at 50 connections: pro ${ratio('hitRatioPro50', '0.80')}, free ${ratio('hitRatioFree50', '0.80')}`)
   line(`    ratio at 1 connection:   pro ${ratio('hitRatioPro1', '0.70')}, free ${ratio('hitRatioFree1', '0.70')}`)
-  if (f.coldRatio === undefined) return
-  line(`(b) cold metadata request: pagecast ${fmt(f.coldMsOurs!)} ms, raw undici + metascraper + probes ${fmt(f.coldMsRaw!)} ms (median)`)
-  line(`    ratio ${fmt(f.coldRatio!)} (target <= 1.20)`)
 }
