@@ -102,8 +102,8 @@ export function fmt (n: number, digits = 2): string {
   return n.toFixed(digits)
 }
 
-/** Proportional set size of a process and all its descendants, in MiB (Linux /proc). */
-export function treePss (root: number): number {
+/** The process and all its descendants (Linux /proc). */
+function processTree (root: number): Set<number> {
   const parents = new Map<number, number>()
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue
@@ -118,11 +118,42 @@ export function treePss (root: number): number {
     grew = false
     for (const [pid, ppid] of parents) if (tree.has(ppid) && !tree.has(pid)) { tree.add(pid); grew = true }
   }
-  let kb = 0
-  for (const pid of tree) {
-    try {
-      kb += Number(/^Pss:\s+(\d+)/m.exec(readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8'))?.[1] ?? 0)
-    } catch {}
+  return tree
+}
+
+function pssKb (pid: number): number {
+  try {
+    return Number(/^Pss:\s+(\d+)/m.exec(readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8'))?.[1] ?? 0)
+  } catch {
+    return 0
   }
+}
+
+/** Proportional set size of a process and all its descendants, in MiB (Linux /proc). */
+export function treePss (root: number): number {
+  let kb = 0
+  for (const pid of processTree(root)) kb += pssKb(pid)
   return kb / 1024
+}
+
+/**
+ * The same by kind of process, in MiB: `service` (the root), Chromium's `browser` process, and its children by their
+ * `--type` (`renderer`, `gpu-process`, `zygote`) or utility sub-type (`NetworkService`, `StorageService`, ...);
+ * `<kind>.count` is how many processes of that kind there are.
+ */
+export function treePssByKind (root: number): Record<string, number> {
+  const out: Record<string, number> = {}
+  for (const pid of processTree(root)) {
+    let kind = 'other'
+    try {
+      // Chromium rewrites its processes' titles: the arguments may be joined by spaces instead of NULs.
+      const args = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split(/[\0 ]/)
+      const value = (flag: string): string | undefined => args.find(a => a.startsWith(flag))?.slice(flag.length)
+      const type = value('--type=')
+      kind = pid === root ? 'service' : type === undefined ? (/chrom/i.test(args[0] ?? '') ? 'browser' : 'other') : value('--utility-sub-type=')?.split('.').at(-1) ?? type
+    } catch {}
+    out[kind] = (out[kind] ?? 0) + pssKb(pid) / 1024
+    out[`${kind}.count`] = (out[`${kind}.count`] ?? 0) + 1
+  }
+  return out
 }

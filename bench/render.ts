@@ -5,8 +5,8 @@
 // median and range, and the medians of the service's server-timing entries. BENCH_RENDER_FRESH=1 adds the first
 // runs' other baseline, a fresh context per job. BENCH_RENDER_BASE=<another checkout> runs that tree's service too,
 // in the same rounds, for before/after figures side by side.
-// Then: 20 identical concurrent uncached requests (how many renders), and the RSS of the service plus its
-// Chromium after 50 and after 500 screenshots. Loopback only; every loop is bounded.
+// Then: 20 identical concurrent uncached requests (how many renders), and the PSS of a service plus its Chromium
+// after 50 and after 500 screenshots (measureMemory). Loopback only; every loop is bounded.
 import { spawn, type ChildProcess } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
 import os from 'node:os'
@@ -16,7 +16,7 @@ import { launchTestBrowser } from '../test/helpers/chromium.ts'
 import { startFixtureServer, type FixtureServer } from '../test/helpers/fixture-server.ts'
 import { freePort } from '../test/setup/global-setup.ts'
 import { findChromium } from '../src/browser/chromium.ts'
-import { fmt, line, median, treePss } from './lib.ts'
+import { fmt, line, median, treePssByKind } from './lib.ts'
 import { addSummaryRows, atLeast, atMost, ratio } from './summary.ts'
 
 const ROOT = path.resolve(import.meta.dirname, '..')
@@ -66,17 +66,89 @@ export async function startService (fx: FixtureServer, root = ROOT): Promise<Ser
     if (ready) break
     await new Promise(r => setTimeout(r, 100))
   }
+  // Stopping twice waits for the same exit.
+  let stopped: Promise<void> | undefined
   return {
     url,
     child,
     storage,
     stop: async () => {
-      const exited = new Promise(resolve => child.once('exit', resolve))
-      child.kill('SIGTERM')
-      await exited
-      rmSync(storage, { recursive: true, force: true })
+      stopped ??= (async () => {
+        const exited = new Promise(resolve => child.once('exit', resolve))
+        child.kill('SIGTERM')
+        await exited
+        rmSync(storage, { recursive: true, force: true })
+      })()
+      await stopped
     }
   }
+}
+
+// ---------------------------------------------------------------- memory
+
+/** Samples taken per reading, 500 ms apart; the reading is their median. */
+const PSS_SAMPLES = 5
+/**
+ * How long the pool rests before a reading. Chromium's renderers keep their working size for about 10-12 s after
+ * their last job, then drop to about half (the idle collection and cache purge of a renderer with nothing to do):
+ * 4 busy renderers read 475 MiB 2 s after a burst and 250 MiB 15 s after it. A reading taken earlier measures how
+ * recently each renderer worked, not what it holds.
+ */
+const SETTLE_MS = 15_000
+
+/**
+ * The PSS of a service and its Chromium once the pool is at rest: no job running (a job's reset runs after its
+ * answer), then SETTLE_MS more, then the median of PSS_SAMPLES samples. The same at every mark. With it, the launches
+ * so far (a relaunch between two marks changes the browser under measure), the PSS by kind of process of the last
+ * sample, and the service's V8 heap in use and external memory (`service.heapUsed`, `service.external`: not PSS).
+ */
+async function settledPss (service: Service): Promise<{ total: number, launches: number, kinds: Record<string, number> }> {
+  for (let i = 0; i < 100; i++) {
+    const text = await fetch(`${service.url}/metrics`).then(async r => await r.text(), () => '')
+    if (/^pagecast_browser_pages_active 0$/m.test(text)) break
+    await new Promise(resolve => setTimeout(resolve, 100))
+  }
+  await new Promise(resolve => setTimeout(resolve, SETTLE_MS))
+  const totals: number[] = []
+  let kinds: Record<string, number> = {}
+  for (let i = 0; i < PSS_SAMPLES; i++) {
+    if (i > 0) await new Promise(resolve => setTimeout(resolve, 500))
+    kinds = treePssByKind(service.child.pid!)
+    totals.push(Object.entries(kinds).reduce((sum, [kind, mib]) => kind.endsWith('.count') ? sum : sum + mib, 0))
+  }
+  const text = await fetch(`${service.url}/metrics`).then(async r => await r.text(), () => '')
+  const metric = (name: string): number => Number(new RegExp(`^${name} ([\\d.e+-]+)$`, 'm').exec(text)?.[1] ?? NaN)
+  // The service's own share: its V8 heap in use and the memory outside it (Buffers, native modules' allocations).
+  kinds['service.heapUsed'] = metric('nodejs_heap_size_used_bytes') / 2 ** 20
+  kinds['service.external'] = metric('nodejs_external_memory_bytes') / 2 ** 20
+  return { total: median(totals), launches: metric('pagecast_browser_launches_total'), kinds }
+}
+
+/**
+ * Memory after 50 and after 500 screenshots (distinct URLs, concurrency 4), on a service started for it with the
+ * ratio service's configuration, so that a full run measures what a run of this part alone does. On the ratio
+ * service a full run read 1,374 → 900 MiB: its ratio phases had run 502 jobs, so the 1,000th (BROWSER_MAX_JOBS) fell
+ * between the two marks, and the 500 mark measured a browser relaunched a few jobs before against one that had
+ * served 550. Here the 550 jobs stay within one browser, which the figures check (`memRelaunches`).
+ */
+async function measureMemory (fx: FixtureServer, job: (service: Service, i: number) => Promise<void>): Promise<Record<string, number>> {
+  const service = await startService(fx)
+  const figures: Record<string, number> = {}
+  try {
+    let i = 0
+    const mark = async (name: string, jobs: number): Promise<number> => {
+      await drive(jobs, 4, async () => { await job(service, i++) })
+      const reading = await settledPss(service)
+      figures[name] = reading.total
+      for (const [kind, value] of Object.entries(reading.kinds)) figures[`${name}.${kind}`] = value
+      return reading.launches
+    }
+    const launchesAt50 = await mark('pssAfter50', 50)
+    figures.memRelaunches = await mark('pssAfter500', 450) - launchesAt50
+  } finally {
+    await service.stop()
+  }
+  return figures
 }
 
 async function serviceJob (service: Service, fx: FixtureServer, s: Setting, tag: string): Promise<{ timings: Record<string, number>, size?: number }> {
@@ -282,11 +354,9 @@ export async function benchRender (): Promise<Record<string, number>> {
       await Promise.all(Array.from({ length: 20 }, async () => { await serviceJob(service, fx, shot, onceTag) }))
       figures.identicalRenders = fx.hitsOf('/article/') - before
 
-      // Memory: after 50 and after 500 screenshots (distinct URLs, concurrency 4).
-      await drive(50, 4, async () => { await serviceJob(service, fx, shot, `m${tag++}`) })
-      figures.pssAfter50 = treePss(service.child.pid!)
-      await drive(450, 4, async () => { await serviceJob(service, fx, shot, `m${tag++}`) })
-      figures.pssAfter500 = treePss(service.child.pid!)
+      // Memory, on a service of its own (measureMemory says why): the ratio service goes first.
+      await service.stop()
+      Object.assign(figures, await measureMemory(fx, async (svc, i) => { await serviceJob(svc, fx, shot, `m${i}`) }))
     } finally {
       await browser.close().catch(() => {})
       await service.stop()
@@ -339,5 +409,12 @@ export function printRender (f: Record<string, number>): void {
   if (f.rawRetries !== undefined && f.rawRetries > 0) line(`(the limit's captures tried again after "Unable to capture screenshot": ${f.rawRetries})`)
   if (f.identicalRenders === undefined) return
   line(`20 identical concurrent uncached screenshot requests: ${f.identicalRenders} render(s) (target 1)`)
-  line(`service + Chromium PSS: ${fmt(f.pssAfter50!, 0)} MiB after 50 screenshots, ${fmt(f.pssAfter500!, 0)} MiB after 500 (${fmt(100 * (f.pssAfter500! / f.pssAfter50! - 1), 1)}%, target within 10%)`)
+  line(`service + Chromium PSS, at rest (a service of its own): ${fmt(f.pssAfter50!, 0)} MiB after 50 screenshots, ${fmt(f.pssAfter500!, 0)} MiB after 500 ` +
+    `(${fmt(100 * (f.pssAfter500! / f.pssAfter50! - 1), 1)}%, target within 10%)${!(f.memRelaunches! > 0) ? '' : `; the browser was relaunched between the marks (${f.memRelaunches})`}`)
+  for (const mark of ['pssAfter50', 'pssAfter500']) {
+    const kinds = Object.keys(f).filter(k => k.startsWith(`${mark}.`) && !k.endsWith('.count') && !k.startsWith(`${mark}.service.`))
+      .map(k => k.slice(mark.length + 1))
+    line(`  after ${mark.slice('pssAfter'.length)}: ${kinds.map(k => `${k} ${fmt(f[`${mark}.${k}`]!, 0)}${(f[`${mark}.${k}.count`] ?? 1) > 1 ? ` (${f[`${mark}.${k}.count`]})` : ''}`).join(', ')}` +
+      ` MiB; the service's V8 heap in use ${fmt(f[`${mark}.service.heapUsed`]!, 0)}, external ${fmt(f[`${mark}.service.external`]!, 0)} MiB`)
+  }
 }
