@@ -103,7 +103,11 @@ export function createSingleFlight (deps: SingleFlightDeps): SingleFlight {
           return here(await compute(signal))
         } finally {
           stopLease()
-          await deps.store.releaseLock(lockKey, token).catch((err: unknown) => deps.log.warn({ err }, 'lock release failed'))
+          // Sent once the computation is over, its entry written and acknowledged, so followers elsewhere find the
+          // entry before the lock goes; but nobody waits for the round trip (a cold request would answer a round
+          // trip later). The store's commands keep their order on its connection: what this process asks next, a new
+          // lock on the key included, comes after the release.
+          void deps.store.releaseLock(lockKey, token).catch((err: unknown) => { deps.log.warn({ err }, 'lock release failed') })
         }
       }
       // Another instance computes: wait for its entry, or for its lock to lapse.

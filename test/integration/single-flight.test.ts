@@ -50,6 +50,37 @@ describe('single flight across instances', () => {
     expect(computedByB).toBe(0)
   })
 
+  it('answers without waiting for the lock\'s release, which still comes before whatever the instance asks next', async () => {
+    const key = `released-${Date.now()}`
+    const a = instance()
+    // A store whose release takes 2 s (a slow round trip): the flight must not wait for it.
+    let release: Promise<void> | undefined
+    const slow = Object.assign(Object.create(a.store) as Store, {
+      releaseLock: async (lockKey: string, token: string) => {
+        release = new Promise<void>(resolve => setTimeout(resolve, 2000)).then(async () => { await a.store.releaseLock(lockKey, token) })
+        await release
+      }
+    })
+    const flights = createSingleFlight({ store: slow, cache: a.cache, log, pollMs: 20, leaseMs: LEASE_MS })
+    const started = Date.now()
+    const flight = await flights.run(key, async () => {
+      const written = entry('from a')
+      await a.cache.write(key, written)
+      return { entry: written }
+    }, { signal: new AbortController().signal, lockTtl: 30_000, since: started })
+    expect(flight.computedHere).toBe(true)
+    expect(Date.now() - started).toBeLessThan(1000)
+    expect(await a.store.get(`lock:${key}`)).not.toBeNull()
+    await release
+    expect(await a.store.get(`lock:${key}`)).toBeNull()
+
+    // With the store as it is, a lock on the key asked for right after the flight comes after its release.
+    const b = instance()
+    const next = `${key}-next`
+    await b.flights.run(next, async () => ({ entry: entry('first') }), { signal: new AbortController().signal, lockTtl: 30_000, since: started })
+    expect(await b.store.acquireLock(`lock:${next}`, 1000)).toEqual(expect.any(String))
+  })
+
   it('takes over within a few leases when the holder dies mid-computation', async () => {
     const key = `dead-${Date.now()}`
     const a = instance()
