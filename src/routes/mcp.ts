@@ -4,13 +4,16 @@
 // (routes/serve.ts): the quota, counted once per call, then the query, cache, single flight and pipeline under the
 // call's deadline. API errors become `isError` results; the POST itself answers 200.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
 import type { AppContext } from '../context.ts'
+import type { CacheEntry, Served } from '../cache/entries.ts'
+import type { ExtractOptions } from '../schemas/options.ts'
 import { AppError, toAppError } from '../errors.ts'
 import { applyFilter, envelopeOf, getPath } from '../http/reply.ts'
 import { serviceVersion } from '../version.ts'
 import { createMcpServer, type CallTool } from '../mcp/server.ts'
 import { callRequest, toolError, toolResult } from '../mcp/calls.ts'
-import { TOOLS } from '../mcp/tools.ts'
+import { TOOLS, type Tool } from '../mcp/tools.ts'
 import { headerValue, type ServeCore, type WatchClient } from './serve.ts'
 
 /** The largest body POST /mcp reads. */
@@ -40,6 +43,35 @@ function argumentKey (message: Message): string | undefined {
   if (message.method !== 'tools/call') return undefined
   const key = message.params?.arguments?.apiKey
   return typeof key === 'string' ? key : undefined
+}
+
+/** V: the tool's value in the served `data` (filtered first), or the value at `embed`; ENOTFOUND when that has none. */
+function valueOf (tool: Tool, served: Served, options: Readonly<ExtractOptions>): unknown {
+  const envelope = envelopeOf(served)
+  const data = options.filter === undefined ? envelope.data : applyFilter(envelope.data, options.filter)
+  const path = tool.value ?? options.embed
+  const value = path === undefined ? data : getPath(data, path)
+  if (path !== undefined && tool.value === undefined && (value === undefined || value === null)) {
+    throw new AppError('ENOTFOUND', { data: { embed: `The \`${path}\` field has no value.` } })
+  }
+  return value
+}
+
+// Results by entry and call: an entry held in process answers the same call many times, and nothing in it changes
+// (reply.ts keeps its parsed envelope the same way), so V is picked and serialized once per entry, not per hit.
+const results = new WeakMap<CacheEntry, Map<string, CallToolResult>>()
+
+/** The result of a call whose value is all of it (every tool but the screenshot, whose image is read apart). */
+function resultFrom (tool: Tool, served: Served, options: Readonly<ExtractOptions>): CallToolResult {
+  const key = `${tool.name}\u0000${options.embed ?? ''}\u0000${options.filter?.join('\u0000') ?? ''}`
+  let byCall = results.get(served.entry)
+  const known = byCall?.get(key)
+  if (known !== undefined) return known
+  const value = valueOf(tool, served, options)
+  const result = toolResult(value === undefined || value === null ? tool.empty ?? null : value)
+  if (byCall === undefined) results.set(served.entry, byCall = new Map())
+  byCall.set(key, result)
+  return result
 }
 
 function bodyError (detail: string, cause?: unknown): AppError {
@@ -96,15 +128,9 @@ export async function mcpRoutes (app: FastifyInstance, { ctx, core }: { ctx: App
         if (core.plan === 'free' && args.apiKey !== undefined) core.checkPlan(String(args.apiKey))
         reply.headers(await countCall(request, reply))
         return await core.run(query, headers, request.log, watchClient(reply, signal), async ({ served, options }) => {
-          const envelope = envelopeOf(served)
-          const data = options.filter === undefined ? envelope.data : applyFilter(envelope.data, options.filter)
-          const path = tool.value ?? options.embed
-          const value = path === undefined ? data : getPath(data, path)
-          if (path !== undefined && tool.value === undefined && (value === undefined || value === null)) {
-            throw new AppError('ENOTFOUND', { data: { embed: `The \`${path}\` field has no value.` } })
-          }
+          if (tool.name !== 'microlink_screenshot') return resultFrom(tool, served, options)
+          const value = valueOf(tool, served, options)
           if (value === undefined || value === null) return toolResult(tool.empty ?? null)
-          if (tool.name !== 'microlink_screenshot') return toolResult(value)
           return toolResult(value, await inlineImage(served.fresh?.files.screenshot, served.entry.meta.files.screenshot))
         })
       } catch (err) {
