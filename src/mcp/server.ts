@@ -3,7 +3,9 @@
 // errors, cancellation). One `Server` serves every POST of a listener, over a stateless transport of our own
 // (mcp/transport.ts) that keeps the ids of concurrent POSTs apart; nothing is built per POST but the POST's own state.
 // The tool list and the input validators are built once; what a call does comes with each POST (`call`), so this
-// module knows nothing of HTTP routes, plans or the pipeline.
+// module knows nothing of HTTP routes, plans or the pipeline. A POST of one `tools/call` whose answer is in hand (its
+// cache entry held in process, `quick`) is checked by the same SDK schemas and answered without the SDK's dispatch,
+// with the same bytes (quickAnswer).
 //
 // The low-level `Server` rather than `McpServer`: McpServer takes Zod schemas, while the input schemas here are JSON
 // Schema generated from the parameter table. Unknown tools and invalid arguments get the same answers McpServer
@@ -12,14 +14,21 @@ import { Server } from '@modelcontextprotocol/sdk/server/index.js'
 import { Protocol } from '@modelcontextprotocol/sdk/shared/protocol.js'
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv'
 import {
-  CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, type CallToolResult
+  CallToolRequestSchema, ErrorCode, JSONRPCRequestSchema, ListToolsRequestSchema, McpError, SUPPORTED_PROTOCOL_VERSIONS,
+  type CallToolResult
 } from '@modelcontextprotocol/sdk/types.js'
-import { PostTransport, withJson, type McpAnswer } from './transport.ts'
+import { PostTransport, resultResponse, withJson, type McpAnswer } from './transport.ts'
 import { prepareTools, readArguments, type PreparedTool } from './calls.ts'
 import type { Args, Tool } from './tools.ts'
 
 /** What a validated call runs: the tool, its arguments, and a signal that fires when the client cancels. */
 export type CallTool = (prepared: PreparedTool, args: Args, signal: AbortSignal) => Promise<CallToolResult>
+
+/**
+ * The same call answered at once when it waits on nothing (its cache entry is held in process), else undefined (or a
+ * throw) before anything is done, and the call goes the full way (CallTool). Never rejects: API errors are results.
+ */
+export type QuickCall = (prepared: PreparedTool, args: Args) => Promise<CallToolResult> | undefined
 
 export type { McpAnswer }
 
@@ -31,12 +40,14 @@ export interface McpPost {
   /** The client's `mcp-protocol-version` header, which the transport checks. */
   protocolVersion: string | undefined
   call: CallTool
+  /** Takes a POST of one `tools/call` that waits on nothing past the SDK's dispatch (see quickAnswer). */
+  quick?: QuickCall
 }
 
 export interface McpServer {
   readonly tools: ReadonlyMap<string, PreparedTool>
   handle: (post: McpPost) => Promise<McpAnswer>
-  /** Requests of all POSTs still waiting for their response. */
+  /** Requests of all POSTs still waiting for their response (a quick answer is not dispatched, so never counted). */
   readonly pending: number
 }
 
@@ -82,9 +93,39 @@ export function createMcpServer (options: { name: string, version: string, tools
   // connect() binds the transport at once; its start() does nothing.
   void server.connect(transport)
 
+  /**
+   * A POST of one `tools/call` (no batch, no SSE) whose answer waits on nothing: checked as the full way checks it,
+   * by the SDK's schemas (the JSON-RPC request, which is all the transport's message schema takes with a method and
+   * an id; then `tools/call`'s own, as `Protocol` parses it for the handler), the protocol version, the tool and its
+   * arguments. Then the call's result is written as the full way writes it (resultResponse). What this skips is
+   * dispatch that changes nothing for an answer in hand: `Protocol` testing the message against the response schemas
+   * first, the cancellation and task bookkeeping of a request that can be neither cancelled (a cancellation reaches
+   * only a request of its own POST) nor a task (refused here as there), the transport's ids and slots. Anything
+   * else (another method, an unknown tool, arguments refused, a task, a call that would wait) goes the full way.
+   */
+  function quickAnswer ({ body, sse, protocolVersion, quick }: McpPost): Promise<McpAnswer> | undefined {
+    if (quick === undefined || sse || body === null || typeof body !== 'object' || (body as { method?: unknown }).method !== 'tools/call') return undefined
+    if (protocolVersion !== undefined && !SUPPORTED_PROTOCOL_VERSIONS.includes(protocolVersion)) return undefined
+    const message = JSONRPCRequestSchema.safeParse(body)
+    const request = CallToolRequestSchema.safeParse(body)
+    if (!message.success || !request.success || request.data.params.task !== undefined) return undefined
+    const prepared = tools.get(request.data.params.name)
+    if (prepared === undefined) return undefined
+    const read = readArguments(prepared, request.data.params.arguments)
+    if ('error' in read) return undefined
+    let answer: Promise<CallToolResult> | undefined
+    try {
+      answer = quick(prepared, read.args)
+    } catch {
+      // Thrown before anything was done (a query that cannot be made): the full way answers it as Protocol does.
+      return undefined
+    }
+    return answer?.then((result) => ({ status: 200, contentType: 'application/json', body: resultResponse(result, message.data.id) }))
+  }
+
   return {
     tools,
-    handle: async ({ body, sse, protocolVersion, call }) => await transport.handle(body, { sse, protocolVersion, context: call }),
+    handle: async (post) => await (quickAnswer(post) ?? transport.handle(post.body, { sse: post.sse, protocolVersion: post.protocolVersion, context: post.call })),
     get pending () { return transport.pending }
   }
 }

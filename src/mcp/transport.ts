@@ -61,6 +61,15 @@ export function withJson<T extends object> (value: T, json: string): T {
   return value
 }
 
+/**
+ * A result's response under the client's id, as the SDK's `Protocol` builds it (`{result, jsonrpc, id}`) and
+ * JSON.stringify writes it; a result whose JSON text is known (withJson) is not serialized again.
+ */
+export function resultResponse (result: object, id: RequestId): string {
+  const json = serialized.get(result)
+  return json === undefined ? JSON.stringify({ result, jsonrpc: '2.0', id }) : `{"result":${json},"jsonrpc":"2.0","id":${JSON.stringify(id)}}`
+}
+
 function rpcError (status: number, code: number, message: string): McpAnswer {
   return { status, contentType: 'application/json', body: JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null }) }
 }
@@ -174,13 +183,9 @@ export class PostTransport<C> implements Transport {
     if (slot !== undefined && slot.post.sse && !slot.done) slot.post.events.push(JSON.stringify(message))
   }
 
-  /** The response under the client's id; a result whose JSON text is known is not serialized again. */
+  /** The response under the client's id. */
   private serialize (message: JSONRPCMessage, id: RequestId): string {
-    if ('result' in message) {
-      const json = serialized.get(message.result)
-      if (json !== undefined) return `{"result":${json},"jsonrpc":"2.0","id":${JSON.stringify(id)}}`
-    }
-    return JSON.stringify({ ...message, id })
+    return 'result' in message ? resultResponse(message.result, id) : JSON.stringify({ ...message, id })
   }
 
   private finish (post: Post<C>): void {

@@ -72,13 +72,13 @@ export function heldHit (ctx: AppContext, options: ExtractOptions, key: string):
 
 /**
  * A HIT answered from the entry held in process, so the caller arms no deadline for it. Undefined when there is
- * none (heldHit): serveExtract then decides as usual.
+ * none (heldHit): serveExtract then decides as usual. Not counted in the metrics: the caller counts the hit it
+ * answers, which may come after a step that refuses the request (POST /mcp looks first, then counts the quota).
  */
 export function serveHeld (ctx: AppContext, options: ExtractOptions, key: string): Served | undefined {
   const t = performance.now()
   const held = heldHit(ctx, options, key)
   if (held === undefined) return undefined
-  ctx.metrics.cache('HIT')
   return { entry: held, status: 'HIT', timings: { cache: performance.now() - t } }
 }
 

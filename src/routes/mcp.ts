@@ -11,10 +11,10 @@ import type { ExtractOptions } from '../schemas/options.ts'
 import { AppError, toAppError } from '../errors.ts'
 import { applyFilter, envelopeOf, getPath } from '../http/reply.ts'
 import { serviceVersion } from '../version.ts'
-import { createMcpServer, type CallTool } from '../mcp/server.ts'
-import { callRequest, toolError, toolResult } from '../mcp/calls.ts'
-import { TOOLS, type Tool } from '../mcp/tools.ts'
-import { headerValue, type ServeCore, type WatchClient } from './serve.ts'
+import { createMcpServer, type CallTool, type QuickCall } from '../mcp/server.ts'
+import { callRequest, toolError, toolResult, type CallRequest } from '../mcp/calls.ts'
+import { TOOLS, type Args, type Tool } from '../mcp/tools.ts'
+import { headerValue, type Ran, type ServeCore, type WatchClient } from './serve.ts'
 
 /** The largest body POST /mcp reads. */
 export const MCP_BODY_LIMIT = 1024 * 1024
@@ -118,27 +118,41 @@ export async function mcpRoutes (app: FastifyInstance, { ctx, core }: { ctx: App
     }
   }
 
-  function callerFor (request: FastifyRequest, reply: FastifyReply): CallTool {
+  /** The two ways of a POST's calls (mcp/server.ts): the full one, and the one for an answer that waits on nothing. */
+  function callsFor (request: FastifyRequest, reply: FastifyReply): { call: CallTool, quick: QuickCall } {
     const base = `${request.protocol}://${request.host}/`
-    return async (prepared, args, signal) => {
-      const { tool } = prepared
-      const { query, headers } = callRequest(tool, args, request.headers)
-      const url = `${base}?${query}`
+
+    /** A call from its checks to its result: its `apiKey`'s plan, the quota, then the query (run). */
+    async function serve (tool: Tool, args: Args, { query, headers }: CallRequest, watch: WatchClient, held?: Ran): Promise<CallToolResult> {
       try {
         if (core.plan === 'free' && args.apiKey !== undefined) core.checkPlan(String(args.apiKey))
         reply.headers(await countCall(request, reply))
-        return await core.run(query, headers, request.log, watchClient(reply, signal), async ({ served, options }) => {
-          if (tool.name !== 'microlink_screenshot') return resultFrom(tool, served, options)
-          const value = valueOf(tool, served, options)
-          if (value === undefined || value === null) return toolResult(tool.empty ?? null)
-          return toolResult(value, await inlineImage(served.fresh?.files.screenshot, served.entry.meta.files.screenshot))
-        })
+        return await core.run(query, headers, request.log, watch, async ({ served, options }) => await answerOf(tool, served, options), held)
       } catch (err) {
         const appError = toAppError(err)
         request.log[appError.status >= 500 ? 'error' : 'info']({ tool: tool.name, code: appError.code, detail: appError.data, ...(appError.status >= 500 ? { err: appError.cause ?? appError } : {}) }, 'tool call failed')
-        return toolError(appError, url, ctx.config.docsUrl, appError.code === 'ERATE' ? rateHint(appError) : undefined)
+        return toolError(appError, `${base}?${query}`, ctx.config.docsUrl, appError.code === 'ERATE' ? rateHint(appError) : undefined)
       }
     }
+
+    return {
+      call: async ({ tool }, args, signal) => await serve(tool, args, callRequest(tool, args, request.headers), watchClient(reply, signal)),
+      quick: ({ tool }, args) => {
+        // A screenshot's image may have to be read from storage: that call goes the full way.
+        if (tool.name === 'microlink_screenshot') return undefined
+        const mapped = callRequest(tool, args, request.headers)
+        const held = core.held(mapped.query, mapped.headers)
+        // An answer in hand waits on no client.
+        return held === undefined ? undefined : serve(tool, args, mapped, () => () => {}, held)
+      }
+    }
+  }
+
+  async function answerOf (tool: Tool, served: Served, options: Readonly<ExtractOptions>): Promise<CallToolResult> {
+    if (tool.name !== 'microlink_screenshot') return resultFrom(tool, served, options)
+    const value = valueOf(tool, served, options)
+    if (value === undefined || value === null) return toolResult(tool.empty ?? null)
+    return toolResult(value, await inlineImage(served.fresh?.files.screenshot, served.entry.meta.files.screenshot))
   }
 
   /** Counts one call on free; a spent quota still tells the client its state in the headers, as GET / does. */
@@ -174,7 +188,7 @@ export async function mcpRoutes (app: FastifyInstance, { ctx, core }: { ctx: App
       body: request.body,
       sse: accept.includes('text/event-stream') && !accept.includes('application/json') && !accept.includes('*/*'),
       protocolVersion: headerValue(request.headers['mcp-protocol-version']),
-      call: callerFor(request, reply)
+      ...callsFor(request, reply)
     })
     reply.code(answer.status)
     if (answer.contentType !== undefined) reply.type(answer.contentType)

@@ -50,9 +50,16 @@ export interface ServeCore {
   peek: (raw: string, headers: IncomingHttpHeaders) => ParsedQuery | undefined
   /**
    * Steps 4 to 10: the raw `GET /` query parsed (memoized) and checked, then the pipeline, then `answer` with the
-   * result, both under the request's deadline (its signal is the one `answer` gets).
+   * result, both under the request's deadline (its signal is the one `answer` gets). Given `held` (what `held` found
+   * for this query), `answer` gets that at once.
    */
-  run: <T>(raw: string, headers: IncomingHttpHeaders, log: FastifyBaseLogger, watch: WatchClient, answer: (ran: Ran, signal: AbortSignal) => Promise<T>) => Promise<T>
+  run: <T>(raw: string, headers: IncomingHttpHeaders, log: FastifyBaseLogger, watch: WatchClient, answer: (ran: Ran, signal: AbortSignal) => Promise<T>, held?: Ran) => Promise<T>
+  /**
+   * The query's answer when it waits on nothing (the entry held in process, as `run` finds it), for a caller that
+   * decides by it before the quota; undefined otherwise, a query that is refused included (`run` reports that, in its
+   * order). Nothing is counted and nothing thrown.
+   */
+  held: (raw: string, headers: IncomingHttpHeaders) => Ran | undefined
 }
 
 /** The signal of an answer that waits on nothing (see run): it never aborts. */
@@ -106,24 +113,48 @@ export function createServeCore (ctx: AppContext, plan: Plan): ServeCore {
     }
   }
 
-  async function run<T> (
-    raw: string, headers: IncomingHttpHeaders, log: FastifyBaseLogger, watch: WatchClient, answer: (ran: Ran, signal: AbortSignal) => Promise<T>
-  ): Promise<T> {
-    const { options, cacheKey } = parsedQueries.get(plan, raw, headers, () => {
-      const parsed = parseQuery(raw, { plan, headers, maxTimeout: ctx.config.maxTimeout })
+  function parsed (raw: string, headers: IncomingHttpHeaders): ParsedQuery {
+    return parsedQueries.get(plan, raw, headers, () => {
+      const options = parseQuery(raw, { plan, headers, maxTimeout: ctx.config.maxTimeout })
       // Literal address checks belong to validation (docs/api.md §1.4 step 6), before the cache lookup.
-      ctx.guard.assertUrlAllowed(new URL(parsed.url))
-      if (parsed.proxy !== undefined) assertProxyLiteralAllowed(ctx.guard, parseUpstreamProxy(parsed.proxy))
-      return { options: parsed, cacheKey: cacheKeyOf(parsed) }
+      ctx.guard.assertUrlAllowed(new URL(options.url))
+      if (options.proxy !== undefined) assertProxyLiteralAllowed(ctx.guard, parseUpstreamProxy(options.proxy))
+      return { options, cacheKey: cacheKeyOf(options) }
     })
+  }
 
-    // A JSON or text answer from the entry held in process waits on nothing (no store, no fetch, no file): it is sent
-    // without a deadline timer, a client watch or an egress scope. An embed of a media URL (`<field>.url`) may read
-    // a stored file or fetch an asset, so it takes the full path; other embeds (the content endpoints' text) do not.
-    if (options.embed === undefined || options.embed.split('.').at(-1) !== 'url') {
-      const held = serveHeld(ctx, options, cacheKey)
-      if (held !== undefined) return await answer({ served: held, options }, NEVER_ABORTED)
+  // A JSON or text answer from the entry held in process waits on nothing (no store, no fetch, no file): it is sent
+  // without a deadline timer, a client watch or an egress scope. An embed of a media URL (`<field>.url`) may read
+  // a stored file or fetch an asset, so it takes the full path; other embeds (the content endpoints' text) do not.
+  function heldFor ({ options, cacheKey }: ParsedQuery): Ran | undefined {
+    if (options.embed !== undefined && options.embed.split('.').at(-1) === 'url') return undefined
+    const served = serveHeld(ctx, options, cacheKey)
+    return served === undefined ? undefined : { served, options }
+  }
+
+  async function answerHeld<T> (ran: Ran, answer: (ran: Ran, signal: AbortSignal) => Promise<T>): Promise<T> {
+    ctx.metrics.cache('HIT')
+    return await answer(ran, NEVER_ABORTED)
+  }
+
+  function held (raw: string, headers: IncomingHttpHeaders): Ran | undefined {
+    let query: ParsedQuery
+    try {
+      query = parsed(raw, headers)
+    } catch {
+      return undefined
     }
+    return heldFor(query)
+  }
+
+  async function run<T> (
+    raw: string, headers: IncomingHttpHeaders, log: FastifyBaseLogger, watch: WatchClient, answer: (ran: Ran, signal: AbortSignal) => Promise<T>, known?: Ran
+  ): Promise<T> {
+    if (known !== undefined) return await answerHeld(known, answer)
+    const query = parsed(raw, headers)
+    const ready = heldFor(query)
+    if (ready !== undefined) return await answerHeld(ready, answer)
+    const { options, cacheKey } = query
 
     const deadline = Date.now() + options.timeout
     const timer = createDeadline(options.timeout, () =>
@@ -142,7 +173,7 @@ export function createServeCore (ctx: AppContext, plan: Plan): ServeCore {
     }
   }
 
-  return { plan, checkPlan, countQuota, run, peek: (raw, headers) => parsedQueries.peek(plan, raw, headers) }
+  return { plan, checkPlan, countQuota, run, held, peek: (raw, headers) => parsedQueries.peek(plan, raw, headers) }
 }
 
 /** The outcome of step 3 when the hit lane counted the request before handing it over (http/hit-lane.ts). */

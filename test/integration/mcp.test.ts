@@ -332,6 +332,40 @@ describe('one server for every POST', () => {
   })
 })
 
+describe('answers in hand', () => {
+  // A lone tools/call whose entry is held in process is answered without the SDK's dispatch (mcp/server.ts); a batch
+  // of one takes the full way and answers with one object too. Both must be the same bytes, error results included.
+  it('answers a call of an entry held in process with the bytes of the full way', async () => {
+    const url = `${fx.origin}/article/?in-hand=1`
+    const calls: Array<[string, Record<string, unknown>]> = [
+      ['microlink_metadata', { url, prerender: false }],
+      ['microlink_markdown', { url, prerender: 'false' }],
+      ['microlink_links', { url, prerender: false, selectorAll: '.none a' }],
+      ['microlink_extract', { url, prerender: false, meta: true, filter: 'title,lang' }],
+      ['microlink_extract', { url, prerender: false, embed: 'nothing' }]
+    ]
+    const results: unknown[] = []
+    for (const [i, [name, args]] of calls.entries()) {
+      const message = (id: number | string): unknown => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: args } })
+      const first = await postRaw(base.pro, message(i), { 'x-api-key': KEY })
+      const inHand = await postRaw(base.pro, message(`in-hand-${i}`), { 'x-api-key': KEY })
+      const full = await postRaw(base.pro, [message(`in-hand-${i}`)], { 'x-api-key': KEY })
+      expect(inHand.status).toBe(200)
+      expect(inHand.body).toBe(full.body)
+      const { result } = JSON.parse(inHand.body) as { result: unknown }
+      expect(result).toEqual((JSON.parse(first.body) as { result: unknown }).result)
+      results.push(result)
+    }
+    expect(results).toMatchObject([
+      { structuredContent: { data: { title: 'Shipping faster' } } },
+      { structuredContent: { data: expect.stringContaining('# Shipping faster') } },
+      { structuredContent: { data: [] } },
+      { structuredContent: { data: { title: 'Shipping faster', lang: 'en' } } },
+      { isError: true, structuredContent: { error: { code: 'ENOTFOUND' } } }
+    ])
+  })
+})
+
 describe('CORS', () => {
   const MCP_HEADERS = 'content-type, accept, authorization, x-api-key, mcp-session-id, mcp-protocol-version, last-event-id'
 

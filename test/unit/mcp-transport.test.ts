@@ -1,9 +1,10 @@
 // One SDK Server for every POST (src/mcp/transport.ts, docs/api.md §15): concurrent POSTs that all use the same ids
 // get their own answers, under their own ids; a POST's checks are the SDK transport's; cancellations stay within their
-// POST; SSE answers carry one event per response; nothing stays pending.
+// POST; SSE answers carry one event per response; nothing stays pending; a lone call answered at once (`quick`) has
+// the bytes of the full way.
 import { describe, expect, it } from 'vitest'
 import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js'
-import { createMcpServer, type CallTool, type McpPost } from '../../src/mcp/server.ts'
+import { createMcpServer, type CallTool, type McpPost, type QuickCall } from '../../src/mcp/server.ts'
 import { toolResult } from '../../src/mcp/calls.ts'
 import { TOOLS } from '../../src/mcp/tools.ts'
 
@@ -104,6 +105,55 @@ describe('one server for every POST', () => {
     expect(JSON.parse(other.body)).toMatchObject({ id: 1, result: { structuredContent: { data: 'https://a.example/other' } } })
     expect(aborted).toBe(1)
     await later(5)
+    expect(server.pending).toBe(0)
+  })
+
+  it('answers a lone tools/call from `quick` when the answer waits on nothing, with the bytes of the full way', async () => {
+    const result = toolResult({ title: 'A "quoted" title', list: [1, null] })
+    const quickCalls: unknown[] = []
+    const quick: QuickCall = async (prepared, args) => {
+      quickCalls.push([prepared.tool.name, args])
+      return result
+    }
+    const refused: CallTool = async () => { throw new Error('the full way was taken') }
+    for (const id of [3, 'three']) {
+      const full = await post(callMessage(id, 'https://a.example/'), async () => result)
+      const fast = await post(callMessage(id, 'https://a.example/'), refused, { quick })
+      expect(fast).toEqual(full)
+      expect(fast.body).toBe(JSON.stringify({ result, jsonrpc: '2.0', id }))
+    }
+    // The arguments it gets are the ones the full way's call gets: coerced and validated.
+    const lenient = { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'microlink_metadata', arguments: { url: 'https://a.example/', prerender: 'FALSE' } } }
+    await post(lenient, refused, { quick, protocolVersion: LATEST_PROTOCOL_VERSION })
+    expect(quickCalls.at(-1)).toEqual(['microlink_metadata', { url: 'https://a.example/', prerender: false }])
+  })
+
+  it('leaves to the full way what `quick` does not answer, and every POST that is not one valid tools/call', async () => {
+    let quickCalls = 0
+    const quick: QuickCall = () => { quickCalls++; return undefined }
+    const call: CallTool = async (_prepared, args) => toolResult(args.url)
+    const answer = await post(callMessage(1, 'https://a.example/held-elsewhere'), call, { quick })
+    expect(JSON.parse(answer.body)).toMatchObject({ id: 1, result: { structuredContent: { data: 'https://a.example/held-elsewhere' } } })
+    expect(quickCalls).toBe(1)
+    const never: QuickCall = () => { throw new Error('quick was asked') }
+    const cases: Array<[unknown, Partial<McpPost>]> = [
+      [[callMessage(1, 'https://a.example/')], {}],
+      [callMessage(1, 'https://a.example/'), { sse: true }],
+      [callMessage(1, 'https://a.example/'), { protocolVersion: '1999-01-01' }],
+      [{ ...callMessage(1, 'https://a.example/'), extra: 1 }, {}],
+      [{ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'microlink_search', arguments: { url: 'https://a.example/' } } }, {}],
+      [{ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'microlink_metadata', arguments: { url: 'no' } } }, {}],
+      [{ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'microlink_metadata', arguments: { url: 'https://a.example/' }, task: { ttl: 1000 } } }, {}],
+      [{ jsonrpc: '2.0', id: 1, method: 'tools/list' }, {}]
+    ]
+    for (const [body, extra] of cases) {
+      const full = await post(body, call, extra)
+      expect(await post(body, call, { ...extra, quick: never })).toEqual(full)
+    }
+    // A quick call that throws before doing anything is the full way's to answer (here: its call throws the same).
+    const throwing: QuickCall = () => { throw new URIError('URI malformed') }
+    const thrown = await post(callMessage(8, 'https://a.example/'), async () => { throw new URIError('URI malformed') }, { quick: throwing })
+    expect(JSON.parse(thrown.body)).toMatchObject({ id: 8, error: { code: -32603, message: 'URI malformed' } })
     expect(server.pending).toBe(0)
   })
 
