@@ -120,18 +120,19 @@ export async function mcpRoutes (app: FastifyInstance, { ctx, core }: { ctx: App
 
   /** The two ways of a POST's calls (mcp/server.ts): the full one, and the one for an answer that waits on nothing. */
   function callsFor (request: FastifyRequest, reply: FastifyReply): { call: CallTool, quick: QuickCall } {
-    const base = `${request.protocol}://${request.host}/`
-
-    /** A call from its checks to its result: its `apiKey`'s plan, the quota, then the query (run). */
+    /** A call from its checks to its result: its `apiKey`'s plan, the quota (free only), then the query (run). */
     async function serve (tool: Tool, args: Args, { query, headers }: CallRequest, watch: WatchClient, held?: Ran): Promise<CallToolResult> {
       try {
-        if (core.plan === 'free' && args.apiKey !== undefined) core.checkPlan(String(args.apiKey))
-        reply.headers(await countCall(request, reply))
+        if (core.plan === 'free') {
+          if (args.apiKey !== undefined) core.checkPlan(String(args.apiKey))
+          reply.headers(await countCall(request, reply))
+        }
         return await core.run(query, headers, request.log, watch, async ({ served, options }) => await answerOf(tool, served, options), held)
       } catch (err) {
         const appError = toAppError(err)
         request.log[appError.status >= 500 ? 'error' : 'info']({ tool: tool.name, code: appError.code, detail: appError.data, ...(appError.status >= 500 ? { err: appError.cause ?? appError } : {}) }, 'tool call failed')
-        return toolError(appError, `${base}?${query}`, ctx.config.docsUrl, appError.code === 'ERATE' ? rateHint(appError) : undefined)
+        const url = `${request.protocol}://${request.host}/?${query}`
+        return toolError(appError, url, ctx.config.docsUrl, appError.code === 'ERATE' ? rateHint(appError) : undefined)
       }
     }
 
