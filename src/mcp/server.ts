@@ -76,6 +76,9 @@ export function createMcpServer (options: { name: string, version: string, tools
   const info = { name: options.name, version: options.version }
   const instructions = 'Web page extraction by pagecast: each tool fetches (or renders) the page at `url` and returns one part of it. Results are cached; repeat calls are cheap.'
 
+  // The two checks of a `tools/call` on the full way in one pass: the transport's (a JSON-RPC request: the message
+  // schema takes nothing else with a method and an id) and the handler's (`tools/call` and its params), both the SDK's.
+  const CallToolMessageSchema = JSONRPCRequestSchema.extend({ method: CallToolRequestSchema.shape.method, params: CallToolRequestSchema.shape.params })
   const transport = new PostTransport<CallTool>()
   const server = new Server(info, { capabilities: { tools: { listChanged: false } }, instructions, jsonSchemaValidator: validator })
   server.setRequestHandler(ListToolsRequestSchema, () => listed)
@@ -95,9 +98,7 @@ export function createMcpServer (options: { name: string, version: string, tools
 
   /**
    * A POST of one `tools/call` (no batch, no SSE) whose answer waits on nothing: checked as the full way checks it,
-   * by the SDK's schemas (the JSON-RPC request, which is all the transport's message schema takes with a method and
-   * an id; then `tools/call`'s own, as `Protocol` parses it for the handler), the protocol version, the tool and its
-   * arguments. Then the call's result is written as the full way writes it (resultResponse). What this skips is
+   * by the SDK's schemas (CallToolMessageSchema), the protocol version, the tool and its arguments. Then the call's result is written as the full way writes it (resultResponse). What this skips is
    * dispatch that changes nothing for an answer in hand: `Protocol` testing the message against the response schemas
    * first, the cancellation and task bookkeeping of a request that can be neither cancelled (a cancellation reaches
    * only a request of its own POST) nor a task (refused here as there), the transport's ids and slots. Anything
@@ -106,12 +107,11 @@ export function createMcpServer (options: { name: string, version: string, tools
   function quickAnswer ({ body, sse, protocolVersion, quick }: McpPost): Promise<McpAnswer> | undefined {
     if (quick === undefined || sse || body === null || typeof body !== 'object' || (body as { method?: unknown }).method !== 'tools/call') return undefined
     if (protocolVersion !== undefined && !SUPPORTED_PROTOCOL_VERSIONS.includes(protocolVersion)) return undefined
-    const message = JSONRPCRequestSchema.safeParse(body)
-    const request = CallToolRequestSchema.safeParse(body)
-    if (!message.success || !request.success || request.data.params.task !== undefined) return undefined
-    const prepared = tools.get(request.data.params.name)
+    const message = CallToolMessageSchema.safeParse(body)
+    if (!message.success || message.data.params.task !== undefined) return undefined
+    const prepared = tools.get(message.data.params.name)
     if (prepared === undefined) return undefined
-    const read = readArguments(prepared, request.data.params.arguments)
+    const read = readArguments(prepared, message.data.params.arguments)
     if ('error' in read) return undefined
     let answer: Promise<CallToolResult> | undefined
     try {
