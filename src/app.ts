@@ -20,7 +20,7 @@ import { createHitLane, type HitLane } from './routes/hit-lane.ts'
 import { extractRoutes } from './routes/extract.ts'
 import { contentRoutes } from './routes/content.ts'
 import { createServe, createServeCore } from './routes/serve.ts'
-import { mcpRoutes } from './routes/mcp.ts'
+import { mcpRoutes, type McpQuick } from './routes/mcp.ts'
 import { healthRoutes } from './routes/health.ts'
 import { docsRoutes } from './routes/docs.ts'
 import { filesRoutes } from './routes/files.ts'
@@ -180,14 +180,15 @@ export async function buildApp (ctx: AppContext, { plan, hitLane = true }: { pla
   await app.register(extractRoutes, { ctx, plan, serve })
   await app.register(contentRoutes, { ctx, plan, serve })
   // POST /mcp: the same steps, one tools/call at a time, in its own scope with its own body parser (docs/api.md §15).
-  await app.register(mcpRoutes, { ctx, core })
+  let mcpQuick: McpQuick | undefined
+  await app.register(mcpRoutes, { ctx, core, quick: (q) => { mcpQuick = q } })
   await app.register(healthRoutes, { ctx, plan })
   // /metrics is here unless it has its own listener (METRICS_PORT) or is off (METRICS=false): docs/api.md §12.2.
   if (ctx.config.metrics && ctx.config.metricsPort === undefined) await app.register(metricsRoutes, { ctx })
   await app.register(docsRoutes, { plan })
   await app.register(filesRoutes, { ctx })
   if (hitLane) {
-    const made = createHitLane({ ctx, core, plan, clientAddress, accessLog, newRequestId, commonHeaders: CORS_HEADERS, compressThreshold: COMPRESS_THRESHOLD })
+    const made = createHitLane({ ctx, core, plan, clientAddress, accessLog, newRequestId, commonHeaders: CORS_HEADERS, compressThreshold: COMPRESS_THRESHOLD, ...(mcpQuick === undefined ? {} : { mcp: mcpQuick }) })
     app.addHook('preClose', (done) => { made.close(); done() })
     lane = made
   }

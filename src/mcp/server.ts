@@ -47,6 +47,8 @@ export interface McpPost {
 export interface McpServer {
   readonly tools: ReadonlyMap<string, PreparedTool>
   handle: (post: McpPost) => Promise<McpAnswer>
+  /** The quick way alone (see quickAnswer): the answer, or undefined when the POST must go the full way. */
+  quick: (post: McpPost) => Promise<McpAnswer> | undefined
   /** Requests of all POSTs still waiting for their response (a quick answer is not dispatched, so never counted). */
   readonly pending: number
 }
@@ -126,6 +128,7 @@ export function createMcpServer (options: { name: string, version: string, tools
   return {
     tools,
     handle: async (post) => await (quickAnswer(post) ?? transport.handle(post.body, { sse: post.sse, protocolVersion: post.protocolVersion, context: post.call })),
+    quick: quickAnswer,
     get pending () { return transport.pending }
   }
 }

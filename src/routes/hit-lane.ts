@@ -19,6 +19,8 @@ import { NOSNIFF_HEADERS, SANDBOX_HEADERS } from '../http/security-headers.ts'
 import type { ExtractOptions } from '../schemas/options.ts'
 import { contentPathQuery, type ContentAttr } from '../schemas/content-query.ts'
 import { ANSWERS, memoQuery } from './content.ts'
+import { createMcpLane } from './mcp-lane.ts'
+import type { McpQuick } from './mcp.ts'
 
 export interface HitLaneDeps {
   ctx: AppContext
@@ -31,6 +33,8 @@ export interface HitLaneDeps {
   commonHeaders: Readonly<Record<string, string>>
   /** Bodies of this many bytes or more are compressed for clients that accept it; those go to Fastify. */
   compressThreshold: number
+  /** POST /mcp's quick way, on the pro listener (routes/mcp-lane.ts). */
+  mcp?: McpQuick
 }
 
 export interface HitLane {
@@ -122,6 +126,7 @@ export function createHitLane (deps: HitLaneDeps): HitLane {
   const leading: string[] = ['x-pricing-plan', plan]
   for (const [name, value] of Object.entries({ ...NOSNIFF_HEADERS, ...deps.commonHeaders })) leading.push(name, value)
   const quotaLog = ctx.log.child({ listener: plan })
+  const mcpLane = deps.mcp === undefined ? undefined : createMcpLane({ ctx, quick: deps.mcp, accessLog, newRequestId: deps.newRequestId, leading })
 
   /** The held fresh entry for this query and its answer when the lane may give it, else undefined. */
   function held (req: IncomingMessage, route: LaneRoute, raw: string): Held | undefined {
@@ -167,7 +172,9 @@ export function createHitLane (deps: HitLaneDeps): HitLane {
    */
   function tryAnswer (req: IncomingMessage, res: ServerResponse, next: () => void): boolean {
     const url = req.url
-    if (!open || ctx.closing || req.method !== 'GET' || url === undefined) return false
+    if (!open || ctx.closing || url === undefined) return false
+    if (req.method === 'POST') return mcpLane?.(req, res, next) ?? false
+    if (req.method !== 'GET') return false
     let route: LaneRoute | undefined
     let raw: string | undefined
     for (const r of ROUTES) {

@@ -3,7 +3,9 @@
 // SDK's server (mcp/server.ts) dispatches, and each `tools/call` is served by the steps every route shares
 // (routes/serve.ts): the quota, counted once per call, then the query, cache, single flight and pipeline under the
 // call's deadline. API errors become `isError` results; the POST itself answers 200.
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import type { IncomingHttpHeaders, IncomingMessage } from 'node:http'
+import { Readable } from 'node:stream'
+import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
 import type { AppContext } from '../context.ts'
 import type { CacheEntry, Served } from '../cache/entries.ts'
@@ -11,7 +13,7 @@ import type { ExtractOptions } from '../schemas/options.ts'
 import { AppError, toAppError } from '../errors.ts'
 import { applyFilter, envelopeOf, getPath } from '../http/reply.ts'
 import { serviceVersion } from '../version.ts'
-import { createMcpServer, type CallTool, type QuickCall } from '../mcp/server.ts'
+import { createMcpServer, type CallTool, type McpAnswer, type QuickCall } from '../mcp/server.ts'
 import { callRequest, toolError, toolResult, type CallRequest } from '../mcp/calls.ts'
 import { TOOLS, type Args, type Tool } from '../mcp/tools.ts'
 import { headerValue, type Ran, type ServeCore, type WatchClient } from './serve.ts'
@@ -74,13 +76,44 @@ function resultFrom (tool: Tool, served: Served, options: Readonly<ExtractOption
   return result
 }
 
+/** What a call needs of the POST it came in: its headers and logger, its error URL, its quota step, its client watch. */
+interface CallContext {
+  headers: IncomingHttpHeaders
+  log: FastifyBaseLogger
+  errorUrl: (query: string) => string
+  /** Counts the call on free (ERATE when spent), with the quota headers set on the answer. */
+  countQuota: () => Promise<void>
+  watch: (signal: AbortSignal) => WatchClient
+}
+
+/** The quick way of POST /mcp for the hit lane (routes/hit-lane.ts): on pro only, so it has no quota step. */
+export interface McpQuick {
+  /** The answer of a parsed body when it is in hand, else undefined (the POST must go to Fastify). */
+  answer: (body: unknown, headers: IncomingHttpHeaders, protocolVersion: string | undefined, errorUrl: (query: string) => string) => Promise<McpAnswer> | undefined
+}
+
+const PREREAD = Symbol('pagecast.mcpBody')
+
+/** Hands a body the hit lane read to this route, which parses it as if it came off the socket. */
+export function markPreread (raw: IncomingMessage, body: Buffer): void {
+  (raw as IncomingMessage & { [PREREAD]?: Buffer })[PREREAD] = body
+}
+
 function bodyError (detail: string, cause?: unknown): AppError {
   return new AppError('EINVALQUERY', { data: { body: detail }, cause })
 }
 
-export async function mcpRoutes (app: FastifyInstance, { ctx, core }: { ctx: AppContext, core: ServeCore }): Promise<void> {
+export async function mcpRoutes (app: FastifyInstance, { ctx, core, quick }: { ctx: AppContext, core: ServeCore, quick?: (q: McpQuick) => void }): Promise<void> {
   const server = createMcpServer({ name: 'pagecast', version: serviceVersion(), tools: TOOLS })
   const json = app.getDefaultJsonParser('error', 'error')
+  // A body the hit lane read before handing the POST over is read again from here (Fastify's body limit applies).
+  app.addHook('preParsing', (request, _reply, payload, done) => {
+    const preread = (request.raw as IncomingMessage & { [PREREAD]?: Buffer })[PREREAD]
+    if (preread === undefined) { done(null, payload); return }
+    const stream = Readable.from([preread]) as Readable & { receivedEncodedLength?: number }
+    stream.receivedEncodedLength = preread.length
+    done(null, stream)
+  })
   // This scope's only parser: JSON, prototype poisoning refused; anything else is Fastify's 415.
   app.addContentTypeParser('application/json', { parseAs: 'string', bodyLimit: MCP_BODY_LIMIT }, (request, body, done) => {
     json(request, String(body), (err, parsed) => {
@@ -120,28 +153,37 @@ export async function mcpRoutes (app: FastifyInstance, { ctx, core }: { ctx: App
 
   /** The two ways of a POST's calls (mcp/server.ts): the full one, and the one for an answer that waits on nothing. */
   function callsFor (request: FastifyRequest, reply: FastifyReply): { call: CallTool, quick: QuickCall } {
+    return callsWith({
+      headers: request.headers,
+      log: request.log,
+      errorUrl: query => `${request.protocol}://${request.host}/?${query}`,
+      countQuota: async () => { reply.headers(await countCall(request, reply)) },
+      watch: signal => watchClient(reply, signal)
+    })
+  }
+
+  function callsWith (c: CallContext): { call: CallTool, quick: QuickCall } {
     /** A call from its checks to its result: its `apiKey`'s plan, the quota (free only), then the query (run). */
     async function serve (tool: Tool, args: Args, { query, headers }: CallRequest, watch: WatchClient, held?: Ran): Promise<CallToolResult> {
       try {
         if (core.plan === 'free') {
           if (args.apiKey !== undefined) core.checkPlan(String(args.apiKey))
-          reply.headers(await countCall(request, reply))
+          await c.countQuota()
         }
-        return await core.run(query, headers, request.log, watch, async ({ served, options }) => await answerOf(tool, served, options), held)
+        return await core.run(query, headers, c.log, watch, async ({ served, options }) => await answerOf(tool, served, options), held)
       } catch (err) {
         const appError = toAppError(err)
-        request.log[appError.status >= 500 ? 'error' : 'info']({ tool: tool.name, code: appError.code, detail: appError.data, ...(appError.status >= 500 ? { err: appError.cause ?? appError } : {}) }, 'tool call failed')
-        const url = `${request.protocol}://${request.host}/?${query}`
-        return toolError(appError, url, ctx.config.docsUrl, appError.code === 'ERATE' ? rateHint(appError) : undefined)
+        c.log[appError.status >= 500 ? 'error' : 'info']({ tool: tool.name, code: appError.code, detail: appError.data, ...(appError.status >= 500 ? { err: appError.cause ?? appError } : {}) }, 'tool call failed')
+        return toolError(appError, c.errorUrl(query), ctx.config.docsUrl, appError.code === 'ERATE' ? rateHint(appError) : undefined)
       }
     }
 
     return {
-      call: async ({ tool }, args, signal) => await serve(tool, args, callRequest(tool, args, request.headers), watchClient(reply, signal)),
+      call: async ({ tool }, args, signal) => await serve(tool, args, callRequest(tool, args, c.headers), c.watch(signal)),
       quick: ({ tool }, args) => {
         // A screenshot's image may have to be read from storage: that call goes the full way.
         if (tool.name === 'microlink_screenshot') return undefined
-        const mapped = callRequest(tool, args, request.headers)
+        const mapped = callRequest(tool, args, c.headers)
         const held = core.held(mapped.query, mapped.headers)
         // An answer in hand waits on no client.
         return held === undefined ? undefined : serve(tool, args, mapped, () => () => {}, held)
@@ -179,6 +221,19 @@ export async function mcpRoutes (app: FastifyInstance, { ctx, core }: { ctx: App
     const file = inHand ?? (key === undefined ? undefined : await ctx.storage.get(key))
     if (file === undefined || file.body.length >= INLINE_IMAGE_BYTES) return undefined
     return { data: file.body.toString('base64'), mimeType: file.contentType }
+  }
+
+  if (quick !== undefined && core.plan === 'pro') {
+    quick({
+      answer: (body, headers, protocolVersion, errorUrl) => server.quick({
+        body,
+        sse: false,
+        protocolVersion,
+        // Only the quick way runs here: a call that would wait is handed to Fastify before anything is done.
+        call: async () => { throw new Error('the hit lane takes no full call') },
+        quick: callsWith({ headers, log: ctx.log, errorUrl, countQuota: async () => {}, watch: () => () => () => {} }).quick
+      })
+    })
   }
 
   app.post('/mcp', { bodyLimit: MCP_BODY_LIMIT }, async (request, reply) => {

@@ -214,6 +214,48 @@ describe('the hit lane', () => {
     expect(odd.status).toBe(fastify.status)
   })
 
+  it('answers a cached tools/call on pro as the Fastify path does, and hands every other POST /mcp over with its body', async () => {
+    const target = `${fx.origin}/article/?lane=mcp`
+    await get(lane.pro.url, `/?${qs({ url: target })}`, { 'x-api-key': KEY })
+    const post = (l: Listener, message: unknown, headers: Record<string, string> = { 'x-api-key': KEY }, raw?: string): Promise<Answer> => {
+      const body = raw ?? JSON.stringify(message)
+      return get(l.url, '/mcp', { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'content-length': String(Buffer.byteLength(body)), ...headers }, 'POST', body)
+    }
+    const call = (id: number, args: Record<string, unknown> = { url: target }): unknown => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'microlink_metadata', arguments: args } })
+
+    let reached = lane.pro.reachedFastify()
+    const viaLane = await post(lane.pro, call(7))
+    expect(lane.pro.reachedFastify()).toBe(reached)
+    const viaPath = await post(path.pro, call(7))
+    expect(viaLane.status).toBe(200)
+    expect(viaLane.body).toBe(viaPath.body)
+    expect(JSON.parse(viaLane.body)).toMatchObject({ jsonrpc: '2.0', id: 7, result: { structuredContent: { data: { title: 'Shipping faster' } } } })
+    expect(shape(viaLane)).toEqual(shape(viaPath))
+    // The Bearer form of the key too.
+    const bearer = await post(lane.pro, call(8), { authorization: `Bearer ${KEY}` })
+    expect(JSON.parse(bearer.body).id).toBe(8)
+    expect(lane.pro.reachedFastify()).toBe(reached)
+
+    // Handed over, body and all: another method, an apiKey argument, a batch, bad JSON, a call not in hand, gzip.
+    const handedOver: Array<[string, () => Promise<Answer>, (a: Answer) => void]> = [
+      ['tools/list', async () => await post(lane.pro, { jsonrpc: '2.0', id: 1, method: 'tools/list' }), a => { expect(JSON.parse(a.body).result.tools.length).toBe(19) }],
+      ['apiKey', async () => await post(lane.pro, call(2, { url: target, apiKey: KEY })), a => { expect(JSON.parse(a.body).result.structuredContent.data.title).toBe('Shipping faster') }],
+      ['batch', async () => await post(lane.pro, [call(3)]), a => { const v = JSON.parse(a.body) as { id: number } | Array<{ id: number }>; expect((Array.isArray(v) ? v[0]! : v).id).toBe(3) }],
+      ['bad JSON', async () => await post(lane.pro, undefined, undefined, '{"jsonrpc":'), a => { expect(JSON.parse(a.body).code).toBe('EINVALQUERY') }],
+      ['poisoned', async () => await post(lane.pro, undefined, undefined, '{"jsonrpc":"2.0","id":4,"method":"tools/call","__proto__":{"x":1}}'), a => { expect(a.status).toBe(400) }],
+      ['not in hand', async () => await post(lane.pro, call(5, { url: `${target}&other=1` })), a => { expect(JSON.parse(a.body).id).toBe(5) }],
+      ['gzip', async () => await post(lane.pro, call(6), { 'x-api-key': KEY, 'accept-encoding': 'gzip' }), a => { expect(header(a, 'content-encoding')).toBe('gzip') }]
+    ]
+    for (const [name, send, check] of handedOver) {
+      const answer = await send()
+      // The same POST to the listener without the lane answers the same.
+      const direct = await (async () => { const saved = lane.pro; lane.pro = path.pro; try { return await send() } finally { lane.pro = saved } })()
+      check(answer)
+      expect(answer.status, name).toBe(direct.status)
+      expect(lane.pro.reachedFastify(), name).toBe(++reached)
+    }
+  })
+
   it('reads the client address as TRUST_PROXY says, as Fastify does (a hop count trusts that many hops)', async () => {
     const query = `/?${qs({ url: `${fx.origin}/article/?lane=proxy` })}`
     for (const [trust, forwarded, sameSubject] of [['1', '192.0.2.7', false], ['127.0.0.1', '192.0.2.8', false], ['false', '192.0.2.9', true]] as const) {

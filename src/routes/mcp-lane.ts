@@ -1,0 +1,120 @@
+// POST /mcp in the hit lane (routes/hit-lane.ts), pro listener only: a POST of one `tools/call` whose answer is in
+// hand (routes/mcp.ts's quick way: the SDK's schemas, the tool and its arguments checked, the entry held in process)
+// is answered before Fastify, with the headers and access line the Fastify path gives it. The lane reads the body
+// itself, so a POST it does not answer is handed to Fastify with that body (markPreread), which parses it as if it
+// came off the socket. It takes nothing it could not answer the same way: a body that is not plain JSON of one
+// message, an `apiKey` argument, SSE, a compressible answer (any accept-encoding), a forwarded host (TRUST_PROXY).
+import type { IncomingMessage, ServerResponse } from 'node:http'
+import type { AppContext } from '../context.ts'
+import type { AccessLog } from '../http/access-log.ts'
+import { JSON_TYPE, pretty } from '../http/reply.ts'
+import { markPreread, MCP_BODY_LIMIT, type McpQuick } from './mcp.ts'
+import { headerValue } from './serve.ts'
+
+/** Bodies the lane reads; larger ones (rare for one call) go to Fastify unread. */
+const MAX_LANE_BODY = Math.min(64 * 1024, MCP_BODY_LIMIT)
+const JSON_MEDIA = /^application\/json\s*(;|$)/i
+// Fastify's JSON parser refuses these keys (prototype poisoning); a body that has them anywhere goes to it.
+const POISON = /__proto__|constructor/
+
+export interface McpLaneDeps {
+  ctx: AppContext
+  quick: McpQuick
+  accessLog: AccessLog
+  newRequestId: () => string
+  /** The listener's leading headers, flattened (x-pricing-plan, nosniff, CORS). */
+  leading: readonly string[]
+}
+
+/** The key a POST presents, as routes/mcp.ts reads it: `x-api-key`, else `Authorization: Bearer <key>`. */
+function presentedKey (req: IncomingMessage): string | undefined {
+  const key = headerValue(req.headers['x-api-key'])
+  if (key !== undefined) return key
+  return /^bearer\s+(\S+)\s*$/i.exec(req.headers.authorization ?? '')?.[1]
+}
+
+/** Whether the route would answer this POST as SSE (routes/mcp.ts): never taken here. */
+function wantsSse (accept: string): boolean {
+  return accept.includes('text/event-stream') && !accept.includes('application/json') && !accept.includes('*/*')
+}
+
+/** Returns true when the lane takes the POST (it answers it, or hands it over with its body once read). */
+export function createMcpLane (deps: McpLaneDeps): (req: IncomingMessage, res: ServerResponse, next: () => void) => boolean {
+  const { ctx } = deps
+  const untrusted = ctx.config.trustProxy === false
+
+  function answer (req: IncomingMessage, res: ServerResponse, text: string, startedAt: number): void {
+    const id = deps.newRequestId()
+    const total = performance.now() - startedAt
+    res.writeHead(200, [
+      'x-request-id', id, ...deps.leading,
+      'content-type', JSON_TYPE,
+      'x-response-time', pretty(total),
+      'cache-control', 'no-store',
+      'content-length', String(Buffer.byteLength(text))
+    ])
+    res.end(text)
+    deps.accessLog({ reqId: id, method: 'POST', url: '/mcp', status: 200, ms: performance.now() - startedAt, code: '', cache: undefined, counted: true })
+  }
+
+  function handOver (req: IncomingMessage, body: Buffer, next: () => void): void {
+    markPreread(req, body)
+    next()
+  }
+
+  /** After the body is read: the quick answer, or Fastify with the body. */
+  function decide (req: IncomingMessage, res: ServerResponse, next: () => void, body: Buffer, startedAt: number): void {
+    const text = body.toString('utf8')
+    let message: unknown
+    try {
+      if (POISON.test(text)) throw new Error('left to Fastify\'s parser')
+      message = JSON.parse(text)
+    } catch {
+      handOver(req, body, next)
+      return
+    }
+    const args = (message as { params?: { arguments?: { apiKey?: unknown } } } | null)?.params?.arguments
+    if (message === null || typeof message !== 'object' || Array.isArray(message) || (args !== null && typeof args === 'object' && 'apiKey' in args)) {
+      handOver(req, body, next)
+      return
+    }
+    const host = req.headers.host ?? ''
+    const quick = deps.quick.answer(message, req.headers, headerValue(req.headers['mcp-protocol-version']), query => `http://${host}/?${query}`)
+    if (quick === undefined) {
+      handOver(req, body, next)
+      return
+    }
+    quick.then(
+      (a) => {
+        if (a.status !== 200 || a.contentType !== 'application/json') throw new Error(`unexpected quick answer ${a.status}`)
+        answer(req, res, a.body, startedAt)
+      }
+    ).catch((err: unknown) => {
+      if (res.headersSent) ctx.log.error({ err }, 'hit lane failed after writing its answer')
+      else handOver(req, body, next)
+    })
+  }
+
+  return function tryPost (req, res, next) {
+    const h = req.headers
+    const length = h['content-length']
+    if (!untrusted || req.url !== '/mcp' || !JSON_MEDIA.test(h['content-type'] ?? '') || length === undefined ||
+      !/^\d+$/.test(length) || Number(length) === 0 || Number(length) > MAX_LANE_BODY ||
+      h['transfer-encoding'] !== undefined || h['content-encoding'] !== undefined || h['accept-encoding'] !== undefined ||
+      wantsSse(h.accept ?? '') || !ctx.verifyKey(presentedKey(req))) return false
+    const startedAt = performance.now()
+    const chunks: Buffer[] = []
+    // A client gone mid-body: nothing to answer, and no unhandled 'error' event.
+    req.on('error', () => {})
+    req.on('data', (chunk: Buffer) => { chunks.push(chunk) })
+    req.once('end', () => {
+      try {
+        decide(req, res, next, chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks), startedAt)
+      } catch (err) {
+        if (res.headersSent) ctx.log.error({ err }, 'hit lane failed after writing its answer')
+        else handOver(req, Buffer.concat(chunks), next)
+      }
+    })
+    return true
+  }
+}
