@@ -38,20 +38,22 @@ export interface LoggerOptions {
   destination?: pino.DestinationStream
 }
 
-/** Lines are written when this many bytes are waiting, */
-const BATCH_BYTES = 16 * 1024
+/** Lines are written when this many bytes are waiting (a few lines), */
+const BATCH_BYTES = 1024
 /** or every this many ms, whichever comes first. */
 const BATCH_MS = 100
 
 /**
  * The service's log destination: a file descriptor or path written asynchronously in batches (docs/operations.md#logging).
- * An asynchronous write costs 20-40 µs of CPU on its own (the hand-over to libuv's thread pool), more than the rest
- * of a cache hit's access line; one write per 16 KiB (some 50 lines) makes it negligible. Whatever is waiting is
- * written at exit (pino flushes its destinations on `exit`) and on shutdown; a process killed with SIGKILL loses at
- * most its last 100 ms of lines.
+ * An asynchronous write costs 20-40 µs of CPU on its own (the hand-over to libuv's thread pool), more than an access
+ * line; under load lines wait while a write is in flight, and without load they wait for a few more. The chunks stay
+ * small (2 KiB) because sonic-boom measures the last one again on every line: with 16 KiB chunks a line cost 2.5 µs,
+ * with 2 KiB about 1 µs (bench/hit-profile.ts's neighbourhood, measured apart). Whatever is waiting is written at exit
+ * (pino flushes its destinations on `exit`) and on shutdown; a process killed with SIGKILL loses at most its last
+ * 100 ms of lines.
  */
 export function logDestination (dest: number | string = 1): pino.DestinationStream {
-  return pino.destination({ dest, sync: false, minLength: BATCH_BYTES, maxWrite: 4 * BATCH_BYTES, periodicFlush: BATCH_MS })
+  return pino.destination({ dest, sync: false, minLength: BATCH_BYTES, maxWrite: 2 * BATCH_BYTES, periodicFlush: BATCH_MS })
 }
 
 export function createLogger (options: LoggerOptions): Logger {
