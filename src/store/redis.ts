@@ -51,9 +51,6 @@ type RedisWithScripts = (Redis | Cluster) & {
 /** ioredis options shared by every kind of connection: fail fast while Redis is away, reconnect forever. */
 const COMMON_OPTIONS = {
   maxRetriesPerRequest: 1,
-  // Commands issued in the same tick (the quota scripts of concurrent free requests, cache reads) leave in one
-  // write and their replies come back in one read: fewer system calls per command under load.
-  enableAutoPipelining: true,
   enableOfflineQueue: true,
   retryStrategy: (times: number) => Math.min(times * 200, 2000),
   lazyConnect: false
@@ -80,7 +77,6 @@ function connect (connection: RedisConnection, keyPrefix: string): Redis | Clust
   return new Cluster(connection.nodes, {
     keyPrefix,
     enableOfflineQueue: true,
-    enableAutoPipelining: COMMON_OPTIONS.enableAutoPipelining,
     clusterRetryStrategy: COMMON_OPTIONS.retryStrategy,
     redisOptions: { ...auth, maxRetriesPerRequest: 1 }
   })
