@@ -4,17 +4,21 @@
 // the two sides in alternating rounds of the same run (BENCH_RENDER_ROUNDS, 3 by default); ratios per round, their
 // median and range, and the medians of the service's server-timing entries. BENCH_RENDER_FRESH=1 adds the first
 // runs' other baseline, a fresh context per job. BENCH_RENDER_BASE=<another checkout> runs that tree's service too,
-// in the same rounds, for before/after figures side by side.
+// in the same rounds, for before/after figures side by side. BENCH_RENDER_ONLY=<setting>,... runs only those settings
+// (named as printed: screenshot.dpr2.c4, pdf.dpr1.c1, ...).
+// Each side's CPU per job is counted too (the service and its Chromium; the limit's Chromium and this process): on a
+// 2-core machine the rate at c=4 is bounded by it.
 // Then: 20 identical concurrent uncached requests (how many renders), and the PSS of a service plus its Chromium
 // after 50 and after 500 screenshots (measureMemory). Loopback only; every loop is bounded.
 import { spawn, type ChildProcess } from 'node:child_process'
-import { mkdtempSync, rmSync } from 'node:fs'
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import type { Browser, BrowserContext, CDPSession, Page } from 'playwright-core'
 import { launchTestBrowser } from '../test/helpers/chromium.ts'
 import { startFixtureServer, type FixtureServer } from '../test/helpers/fixture-server.ts'
 import { freePort } from '../test/setup/global-setup.ts'
+import { descendantsOf } from '../test/helpers/processes.ts'
 import { findChromium } from '../src/browser/chromium.ts'
 import { fmt, line, median, treePssByKind } from './lib.ts'
 import { addSummaryRows, atLeast, atMost, ratio } from './summary.ts'
@@ -238,6 +242,33 @@ async function resetCounters (service: Service): Promise<{ resets: number, secon
 
 const ROUNDS = Number(process.env.BENCH_RENDER_ROUNDS ?? 3)
 
+/** CPU time (ms, user + system) used so far by `root` and every live process under it (USER_HZ is 100 on Linux). */
+function treeCpuMs (root: number): number {
+  let ticks = 0
+  for (const pid of [root, ...descendantsOf(root).map(p => p.pid)]) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+      ticks += Number(fields[11]) + Number(fields[12])
+    } catch {}
+  }
+  return ticks * 10
+}
+
+/** This process's CPU time so far (ms). */
+function ownCpuMs (): number {
+  const { user, system } = process.cpuUsage()
+  return (user + system) / 1000
+}
+
+/** Runs `side` and adds the CPU it cost, per job, to `perJob` (ms). */
+async function counted<T> (perJob: number[], jobs: number, cpu: () => number, side: () => Promise<T>): Promise<T> {
+  const before = cpu()
+  const result = await side()
+  perJob.push((cpu() - before) / jobs)
+  return result
+}
+
 export async function benchRender (): Promise<Record<string, number>> {
   const fx = await startFixtureServer()
   const figures: Record<string, number> = {}
@@ -249,10 +280,17 @@ export async function benchRender (): Promise<Record<string, number>> {
   // BENCH_RENDER_PART=memory runs only the memory measurement (for checking a leak quickly), =ratios only the ratios.
   const memoryOnly = process.env.BENCH_RENDER_PART === 'memory'
   if (memoryOnly) settings.length = 0
+  // BENCH_RENDER_ONLY=screenshot.dpr1.c4,pdf.dpr1.c1: only those settings of the ratios (a quicker comparison).
+  const only = process.env.BENCH_RENDER_ONLY?.split(',')
+  if (only !== undefined) settings.splice(0, settings.length, ...settings.filter(s => only.includes(`${s.kind}.dpr${s.dpr}.c${s.concurrency}`)))
   try {
     // The limit runs on a browser of its own (same executable and flags as the service's), next to the service:
     // both sides of a setting are measured in alternating rounds of the same run, so the machine's load hits both.
+    const others = new Set(descendantsOf(process.pid).map(p => p.pid))
     const browser = await launchTestBrowser(findChromium({}))
+    // The limit's browser: the process this one started just now.
+    const limitPid = descendantsOf(process.pid).find(p => !others.has(p.pid) && !p.cmd.includes('--type='))?.pid
+    const limitCpu = (): number => (limitPid === undefined ? NaN : treeCpuMs(limitPid)) + ownCpuMs()
     const service = await startService(fx)
     // BENCH_RENDER_BASE=<another checkout>: its service runs too, in the same rounds (before/after side by side).
     const baseRoot = process.env.BENCH_RENDER_BASE
@@ -294,11 +332,16 @@ export async function benchRender (): Promise<Record<string, number>> {
         const raws: Array<{ rate: number, latency: number }> = []
         const ours: Array<{ rate: number, latency: number }> = []
         const bases: Array<{ rate: number, latency: number }> = []
+        const cpu = { raw: [] as number[], ours: [] as number[], base: [] as number[] }
         for (let round = 0; round < ROUNDS; round++) {
           // Rotate which side goes first.
-          const sides = [async () => { raws.push(await drive(n, s.concurrency, async () => { await rawJob('r') })) },
-            async () => { ours.push(await drive(n, s.concurrency, async () => { await ourJob('s') })) }]
-          if (base !== undefined) sides.push(async () => { bases.push(await drive(n, s.concurrency, async () => { await baseJob('b') })) })
+          const sides = [
+            async () => { raws.push(await counted(cpu.raw, n, limitCpu, async () => await drive(n, s.concurrency, async () => { await rawJob('r') }))) },
+            async () => { ours.push(await counted(cpu.ours, n, () => treeCpuMs(service.child.pid!), async () => await drive(n, s.concurrency, async () => { await ourJob('s') }))) }
+          ]
+          if (base !== undefined) {
+            sides.push(async () => { bases.push(await counted(cpu.base, n, () => treeCpuMs(base.child.pid!), async () => await drive(n, s.concurrency, async () => { await baseJob('b') }))) })
+          }
           for (let i = 0; i < round % sides.length; i++) sides.push(sides.shift()!)
           for (const side of sides) await side()
         }
@@ -320,6 +363,9 @@ export async function benchRender (): Promise<Record<string, number>> {
           figures[`${label}.base.rateRatio.max`] = Math.max(...baseRate)
           if (baseSizes.length > 0) figures[`${label}.base.storedBytes`] = median(baseSizes)
         }
+        figures[`${label}.ours.cpuMs`] = median(cpu.ours)
+        figures[`${label}.reused.cpuMs`] = median(cpu.raw)
+        if (base !== undefined) figures[`${label}.base.cpuMs`] = median(cpu.base)
         figures[`${label}.ours.rate`] = median(ours.map(o => o.rate))
         figures[`${label}.ours.latency`] = median(ours.map(o => o.latency))
         figures[`${label}.reused.rate`] = median(raws.map(o => o.rate))
@@ -393,6 +439,9 @@ export function printRender (f: Record<string, number>): void {
     const timing = Object.keys(f).filter(k => k.startsWith(`${label}.timing.`))
       .map(k => `${k.slice(`${label}.timing.`.length)} ${fmt(f[k]!, 1)}`)
     line(`  server-timing medians (ms): ${timing.join(', ')}; after the answer, the reset: ${fmt(f[`${label}.resetMs`] ?? NaN, 1)} ms (mean)`)
+    line(`  CPU per job (ms, median of rounds): pagecast ${fmt(f[`${label}.ours.cpuMs`] ?? NaN, 0)} (service and its Chromium), ` +
+      `limit ${fmt(f[`${label}.reused.cpuMs`] ?? NaN, 0)} (its Chromium and the bench process, fixture server included)` +
+      (f[`${label}.base.cpuMs`] === undefined ? '' : `, base tree ${fmt(f[`${label}.base.cpuMs`]!, 0)}`))
     if (f[`${label}.base.rate`] !== undefined) {
       const b = `${label}.base`
       line(`  base tree (same rounds): ${fmt(f[`${b}.rate`]!)}/s ${fmt(f[`${b}.latency`]!, 0)}ms, latency ratio ${fmt(f[`${b}.latencyRatio`]!)} ` +
