@@ -45,8 +45,9 @@ export function emulationOf (emulation: EmulationOptions, headers: TargetOptions
 
 /**
  * Renders the target for one computation. `timings` gets the parts of the render (ms, for server-timing): `guard`,
- * the pool's `queue`, `lease` and `prepare`, one entry per page step that ran and `serialize` (the producers' time is
- * `Rendered.captureTime`). With `serialize` false the page's HTML is not read (`html` is empty): nothing needs it.
+ * the pool's `queue`, `lease` and `prepare`, one entry per page step that ran, `serialize`, and the producers' parts
+ * (runProducers: `capture`, `print`, and each producer's own time under its field); their total is
+ * `Rendered.captureTime`. With `serialize` false the page's HTML is not read (`html` is empty): nothing needs it.
  */
 export async function renderPage (
   ctx: AppContext, options: ExtractOptions, signal: AbortSignal, deadline: number, timings: Record<string, number> = {},
@@ -109,7 +110,7 @@ export async function renderPage (
           cdp: info.captureSession(),
           maxImageHeight: ctx.config.maxFullPageHeight,
           discardPage: info.discardPage
-        })
+        }, timings)
         // The proxy carried this job's requests (`-proxy` in x-fetch-mode), as far as it got to carry any.
         if (scope !== undefined && info.proxied() > 0) scope.carried = true
         return { ...loaded, loadTime, captureTime: performance.now() - t1, files, values }

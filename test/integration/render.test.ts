@@ -198,7 +198,8 @@ describe('the PNG written again after the slot', () => {
     }
     // Every part of the render, then the encode and the store; nobody read the HTML (meta=false), so no serialize.
     const names = String(res.headers['server-timing']).split(', ').map(part => part.split(';')[0])
-    for (const name of ['guard', 'queue', 'lease', 'prepare', 'navigate', 'animations', 'adblock', 'fetch', 'render', 'encode', 'store', 'cache-write', 'total']) {
+    // `render` is the producers: Chromium's capture (`capture`) and the rest of the screenshot producer (`screenshot`).
+    for (const name of ['guard', 'queue', 'lease', 'prepare', 'navigate', 'animations', 'adblock', 'capture', 'screenshot', 'fetch', 'render', 'encode', 'store', 'cache-write', 'total']) {
       expect(names).toContain(name)
     }
     expect(names).not.toContain('serialize')
@@ -212,6 +213,9 @@ describe('the PNG written again after the slot', () => {
     const pdf = await get(disk, { url: `${fx.origin}/red/?timed-pdf`, pdf: true, meta: false, waitUntil: 'load', mediaType: 'screen' })
     expect(String(pdf.headers['server-timing'])).toMatch(/media-type;dur=[\d.]+/)
     expect(String(pdf.headers['server-timing'])).not.toMatch(/encode;/)
+    // The PDF's part of `render`: Chromium's printing, and the rest of the producer (reading the file back).
+    expect(String(pdf.headers['server-timing'])).toMatch(/print;dur=[\d.]+, pdf;dur=[\d.]+/)
+    expect(String(pdf.headers['server-timing'])).not.toMatch(/capture;/)
   })
 })
 

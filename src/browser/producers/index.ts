@@ -28,15 +28,30 @@ export interface Produced {
   values: Partial<ProducedValues>
 }
 
-/** Runs the producers that are asked for, in order. */
-export async function runProducers (outputs: Readonly<OutputOptions>, context: ProducerContext): Promise<Produced> {
+/**
+ * Runs the producers that are asked for, in order. `timings` gets every millisecond of them (for server-timing): the
+ * parts a producer names (ProducerContext.timings: `capture`, `print`, ...), and the rest of its time under its field.
+ */
+export async function runProducers (outputs: Readonly<OutputOptions>, context: ProducerContext, timings: Record<string, number> = {}): Promise<Produced> {
   const produced: Produced = { files: {}, values: {} }
+  const spent: Record<string, number> = {}
   for (const producer of PRODUCERS) {
     const settings = producer.settings(outputs)
     if (settings === false) continue
-    if (producer.kind === 'file') produced.files[producer.field] = await producer.produce(settings, context)
+    const parts: Record<string, number> = {}
+    const own = { ...context, timings: parts }
+    const t = performance.now()
+    if (producer.kind === 'file') produced.files[producer.field] = await producer.produce(settings, own)
     // Each value producer fills its own field (the pairing of field and value type is the ValueProducer's).
-    else Object.assign(produced.values, { [producer.field]: await producer.produce(settings, context) })
+    else Object.assign(produced.values, { [producer.field]: await producer.produce(settings, own) })
+    let named = 0
+    for (const [name, ms] of Object.entries(parts)) {
+      spent[name] = (spent[name] ?? 0) + ms
+      named += ms
+    }
+    spent[producer.field] = performance.now() - t - named
   }
+  // Like the page steps' entries, these are this run's (a retried render writes them again).
+  Object.assign(timings, spent)
   return produced
 }

@@ -148,16 +148,21 @@ const READ_CHUNK = 4 * 1024 * 1024
 /**
  * Prints the page (docs/api.md §3.2 `pdf`) with the media type already emulated. 400 EPAGERANGE when a range starts past
  * the last page; 400 EPDFTOOLARGE when printing does not finish in the time left or the file passes 100 MiB. `cdp` is
- * the page's capture session (a pooled page's comes with JobInfo); without one, a session of its own.
+ * the page's capture session (a pooled page's comes with JobInfo); without one, a session of its own. `timings` gets
+ * Chromium's printing (Page.printToPDF: layout and PDF generation) as `print` (ms); reading the stream back is not in it.
  */
-export async function printPdf (page: Page, pdf: PdfOptions, budget: Budget, cdp: PageCdpSession = new PageCdpSession(page)): Promise<Pdf> {
+export async function printPdf (
+  page: Page, pdf: PdfOptions, budget: Budget, cdp: PageCdpSession = new PageCdpSession(page), timings?: Record<string, number>
+): Promise<Pdf> {
   throwIfAborted(budget.signal)
   const timeout = (): AppError => pdfTooLarge('The PDF could not be generated in the time left.')
   const session = await cdp.get()
   {
     let stream: string
     try {
+      const t = performance.now()
       const printed = await inTime(session.send('Page.printToPDF', printParameters(pdf)), budget, timeout)
+      if (timings !== undefined) timings.print = performance.now() - t
       stream = printed.stream ?? ''
     } catch (err) {
       const message = err instanceof Error ? err.message : ''
@@ -192,8 +197,8 @@ export const pdfProducer: FileProducer<PdfOptions> = {
   kind: 'file',
   field: 'pdf',
   settings: (outputs) => outputs.pdf,
-  async produce (pdf, { page, budget, cdp }) {
-    const printed = await printPdf(page, pdf, budget, cdp)
+  async produce (pdf, { page, budget, cdp, timings }) {
+    const printed = await printPdf(page, pdf, budget, cdp, timings)
     return { body: printed.body, ext: 'pdf', contentType: 'application/pdf', details: {} }
   }
 }

@@ -36,6 +36,11 @@ export interface ProducerContext {
   readonly maxImageHeight: number
   /** Marks the page as not to be reused after this job (user code ran in it). */
   readonly discardPage: () => void
+  /**
+   * Where a producer adds the named parts of its time (ms, for server-timing), such as Chromium's own capture; the
+   * rest of its time is counted under its field (runProducers).
+   */
+  readonly timings?: Record<string, number>
 }
 
 /** One `evaluate` source's outcome in the page: its value, or a throw at run time (docs/api.md §3.3: a miss). */

@@ -39,6 +39,8 @@ export interface CaptureTarget {
    * opens a session of its own and leaves it attached (detaching would drop the page's device emulation).
    */
   session?: PageCdpSession
+  /** Where the time of Chromium's captures (Page.captureScreenshot: paint and encode) is added, as `capture` (ms). */
+  timings?: Record<string, number>
 }
 
 interface Clip {
@@ -79,11 +81,12 @@ function fitsIn (clip: Clip, view: LayoutMetrics['cssVisualViewport']): boolean 
  */
 async function captureClip (
   capture: CaptureSession, clip: Clip, encoding: Encoding, omitBackground: boolean, budget: Budget,
-  view?: LayoutMetrics['cssVisualViewport']
+  timings: Record<string, number> | undefined, view?: LayoutMetrics['cssVisualViewport']
 ): Promise<Buffer> {
   const { session } = capture
   const fits = fitsIn(clip, view ?? (await layoutMetrics(session)).cssVisualViewport)
   if (omitBackground) await session.send('Emulation.setDefaultBackgroundColorOverride', { color: { r: 0, g: 0, b: 0, a: 0 } })
+  const t = performance.now()
   try {
     const result = await inTime(session.send('Page.captureScreenshot', {
       format: encoding.format,
@@ -92,6 +95,7 @@ async function captureClip (
       captureBeyondViewport: !fits,
       fromSurface: true
     }), budget)
+    if (timings !== undefined) timings.capture = (timings.capture ?? 0) + performance.now() - t
     return Buffer.from(result.data, 'base64')
   } finally {
     if (omitBackground) await session.send('Emulation.setDefaultBackgroundColorOverride', {}).catch(() => {})
@@ -180,7 +184,8 @@ function dimensions (body: Buffer): { width: number, height: number } {
 
 /** Draws the overlay around `image` (a PNG of the page at `metrics`' DPR) and captures it in the requested format. */
 async function compose (
-  page: Page, image: Buffer, metrics: DeviceMetrics, shot: ScreenshotOptions, encoding: Encoding, budget: Budget
+  page: Page, image: Buffer, metrics: DeviceMetrics, shot: ScreenshotOptions, encoding: Encoding, budget: Budget,
+  timings: Record<string, number> | undefined
 ): Promise<Buffer> {
   const size = dimensions(image)
   const dpr = metrics.deviceScaleFactor
@@ -198,7 +203,7 @@ async function compose (
       orientation: { type: 'landscapePrimary', angle: 0 }
     })
     try {
-      return await captureClip(capture, { x: 0, y: 0, width: stage.width, height: stage.height, scale: 1 }, encoding, shot.omitBackground, budget)
+      return await captureClip(capture, { x: 0, y: 0, width: stage.width, height: stage.height, scale: 1 }, encoding, shot.omitBackground, budget, timings)
     } finally {
       await capture.close()
     }
@@ -249,11 +254,11 @@ export async function takeScreenshot (page: Page, shot: ScreenshotOptions, budge
       clip = { x: view.pageX, y: view.pageY, width: metrics.width / scale, height: height / scale, scale }
     }
     // With an overlay the page is captured losslessly and the composition is encoded as asked.
-    image = await captureClip(capture, clip, overlay ? { format: 'png' } : encoding, shot.omitBackground, budget, view)
+    image = await captureClip(capture, clip, overlay ? { format: 'png' } : encoding, shot.omitBackground, budget, target.timings, view)
   } finally {
     await capture.close()
   }
-  if (overlay) image = await compose(page, image, capture.metrics, shot, encoding, budget)
+  if (overlay) image = await compose(page, image, capture.metrics, shot, encoding, budget, target.timings)
   return { body: image, type: extensionOf(shot.type), ...dimensions(image) }
 }
 
@@ -263,9 +268,11 @@ export const screenshotProducer: FileProducer<ScreenshotOptions> = {
   kind: 'file',
   field: 'screenshot',
   settings: (outputs) => outputs.screenshot,
-  async produce (shot, { page, budget, loaded, cdp, maxImageHeight }) {
+  async produce (shot, { page, budget, loaded, cdp, maxImageHeight, timings }) {
     const contentType = loaded.headers['content-type']
-    const image = await takeScreenshot(page, shot, budget, { ...(contentType === undefined ? {} : { contentType }), maxImageHeight, session: cdp })
+    const image = await takeScreenshot(page, shot, budget, {
+      ...(contentType === undefined ? {} : { contentType }), maxImageHeight, session: cdp, ...(timings === undefined ? {} : { timings })
+    })
     return { body: image.body, ext: image.type, contentType: CONTENT_TYPES[image.type], details: { width: image.width, height: image.height } }
   }
 }
