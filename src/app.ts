@@ -3,7 +3,6 @@
 import { randomUUID } from 'node:crypto'
 import http from 'node:http'
 import type { Duplex } from 'node:stream'
-import { constants as zlib } from 'node:zlib'
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply } from 'fastify'
 import cors from '@fastify/cors'
 import compress from '@fastify/compress'
@@ -15,6 +14,7 @@ import { pretty } from './http/reply.ts'
 import { ignoreRequestBodies } from './http/request-body.ts'
 import { NOSNIFF_HEADERS } from './http/security-headers.ts'
 import { createAccessLog } from './http/access-log.ts'
+import { COMPRESSION } from './http/compression.ts'
 import { clientAddressOf } from './http/client-ip.ts'
 import { createHitLane, type HitLane } from './routes/hit-lane.ts'
 import { extractRoutes } from './routes/extract.ts'
@@ -43,9 +43,6 @@ export const EXPOSED_HEADERS = [
 ]
 
 const MAX_HEADER_BYTES = 64 * 1024
-
-/** Answers from this many bytes up are compressed for clients that accept br or gzip. */
-const COMPRESS_THRESHOLD = 1024
 
 /** CORS (docs/api.md §1.2): any origin may read every answer and the headers above. */
 const CORS_ORIGIN = '*'
@@ -162,12 +159,8 @@ export async function buildApp (ctx: AppContext, { plan, hitLane = true }: { pla
     optionsSuccessStatus: 204,
     strictPreflight: false
   })
-  await app.register(compress, {
-    threshold: COMPRESS_THRESHOLD,
-    encodings: ['br', 'gzip'],
-    // Quality 4 keeps brotli close to gzip's speed; the default (11) costs milliseconds per answer.
-    brotliOptions: { params: { [zlib.BROTLI_PARAM_QUALITY]: 4 } }
-  })
+  // The same settings the hit lane compresses with (http/compression.ts).
+  await app.register(compress, COMPRESSION)
 
   app.setErrorHandler(createErrorHandler(ctx.config.docsUrl))
   app.setNotFoundHandler(async () => {
@@ -188,7 +181,7 @@ export async function buildApp (ctx: AppContext, { plan, hitLane = true }: { pla
   await app.register(docsRoutes, { plan })
   await app.register(filesRoutes, { ctx })
   if (hitLane) {
-    const made = createHitLane({ ctx, core, plan, clientAddress, accessLog, newRequestId, commonHeaders: CORS_HEADERS, compressThreshold: COMPRESS_THRESHOLD, ...(mcpQuick === undefined ? {} : { mcp: mcpQuick }) })
+    const made = createHitLane({ ctx, core, plan, clientAddress, accessLog, newRequestId, commonHeaders: CORS_HEADERS, ...(mcpQuick === undefined ? {} : { mcp: mcpQuick }) })
     app.addHook('preClose', (done) => { made.close(); done() })
     lane = made
   }

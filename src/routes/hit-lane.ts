@@ -2,7 +2,8 @@
 // answer is a fresh entry held in process is answered on Node's request event, before Fastify builds its request and reply and runs its hooks, with the same
 // headers in the same order, the same access line and metrics, and the quota counted on free. Everything else, and
 // anything the lane is unsure of, goes to Fastify unchanged (`next`): a query not parsed yet, a key that does not
-// verify, a request with a body, an answer that would be compressed, a listener that is closing, debug logging.
+// verify, a request with a body, an answer @fastify/compress would stream, a listener that is closing, debug logging.
+// Answers are compressed as @fastify/compress compresses them (http/compression.ts), once per entry and encoding.
 // The lane never answers an error: a free request whose quota step fails is handed over with that outcome, so it
 // is counted once and refused by the usual path. test/integration/hit-lane.test.ts holds its answers against the
 // Fastify path's.
@@ -20,6 +21,7 @@ import type { ExtractOptions } from '../schemas/options.ts'
 import { contentPathQuery, type ContentAttr } from '../schemas/content-query.ts'
 import { ANSWERS, memoQuery } from './content.ts'
 import { createMcpLane } from './mcp-lane.ts'
+import { COMPRESSION, compressedBody, encodingFor, type Encoding } from '../http/compression.ts'
 import type { McpQuick } from './mcp.ts'
 
 export interface HitLaneDeps {
@@ -31,8 +33,6 @@ export interface HitLaneDeps {
   newRequestId: () => string
   /** Headers every answer of the listener carries before its own (x-pricing-plan aside): CORS, nosniff. */
   commonHeaders: Readonly<Record<string, string>>
-  /** Bodies of this many bytes or more are compressed for clients that accept it; those go to Fastify. */
-  compressThreshold: number
   /** POST /mcp's quick way, on the pro listener (routes/mcp-lane.ts). */
   mcp?: McpQuick
 }
@@ -61,10 +61,17 @@ interface LaneRoute {
   accepts: (options: Readonly<ExtractOptions>) => boolean
 }
 
+// The JSON answer of an entry, one object per entry (its compressed forms are kept by it).
+const jsonBodies = new WeakMap<CacheEntry, Body>()
+
 const JSON_ROUTE: LaneRoute = {
   query: url => url.startsWith('/?') ? url.slice(2) : undefined,
   accepts: options => options.embed === undefined && options.filter === undefined,
-  body: entry => ({ text: entry.body, length: headersOf(entry).length, headers: ['content-type', JSON_TYPE] })
+  body (entry) {
+    let body = jsonBodies.get(entry)
+    if (body === undefined) jsonBodies.set(entry, body = { text: entry.body, length: headersOf(entry).length, headers: ['content-type', JSON_TYPE] })
+    return body
+  }
 }
 
 /** Whether Fastify's router takes the URL's path (find-my-way refuses an invalid percent escape: a 404 of ours). */
@@ -115,8 +122,8 @@ function contentRoute (attr: ContentAttr): LaneRoute {
 
 const ROUTES: readonly LaneRoute[] = [JSON_ROUTE, ...(Object.keys(ANSWERS) as ContentAttr[]).map(contentRoute)]
 
-/** A held entry and the answer the lane gives from it. */
-interface Held { entry: CacheEntry, body: Body }
+/** A held entry and the answer the lane gives from it: the body as it is, or compressed. */
+interface Held { entry: CacheEntry, body: Body, encoded?: { encoding: Encoding, bytes: Buffer } }
 
 export function createHitLane (deps: HitLaneDeps): HitLane {
   const { ctx, core, plan, accessLog } = deps
@@ -136,13 +143,15 @@ export function createHitLane (deps: HitLaneDeps): HitLane {
     if (entry === undefined) return undefined
     const body = route.body(entry, parsed.options.embed)
     if (body === undefined) return undefined
-    // @fastify/compress would compress this answer: leave it to the path that does.
-    if (req.headers['accept-encoding'] !== undefined && req.headers['x-no-compression'] === undefined &&
-      Number(body.length) >= deps.compressThreshold) return undefined
-    return { entry, body }
+    // Compressed as @fastify/compress would (http/compression.ts), once per body; an answer it would stream goes to it.
+    const encoding = encodingFor(req.headers['accept-encoding'], req.headers['x-no-compression'] !== undefined)
+    const length = Number(body.length)
+    if (encoding === undefined || length < COMPRESSION.threshold) return { entry, body }
+    if (length > COMPRESSION.syncThreshold) return undefined
+    return { entry, body, encoded: { encoding, bytes: compressedBody(body, body.text, encoding) } }
   }
 
-  function answer (req: IncomingMessage, res: ServerResponse, { entry, body }: Held, startedAt: number, lookupMs: number, quota: Record<string, string>): void {
+  function answer (req: IncomingMessage, res: ServerResponse, { entry, body, encoded }: Held, startedAt: number, lookupMs: number, quota: Record<string, string>): void {
     ctx.metrics.cache('HIT')
     const id = deps.newRequestId()
     const prepared = headersOf(entry)
@@ -158,11 +167,17 @@ export function createHitLane (deps: HitLaneDeps): HitLane {
       'x-fetch-time', prepared.fetchTime,
       'server-timing', serverTiming({ cache: lookupMs }, total),
       ...body.headers,
-      'x-response-time', pretty(total),
-      'content-length', body.length
+      'x-response-time', pretty(total)
     )
-    res.writeHead(200, headers)
-    res.end(body.text)
+    if (encoded === undefined) {
+      headers.push('content-length', body.length)
+      res.writeHead(200, headers)
+      res.end(body.text)
+    } else {
+      headers.push('vary', 'accept-encoding', 'content-encoding', encoded.encoding, 'content-length', String(encoded.bytes.length))
+      res.writeHead(200, headers)
+      res.end(encoded.bytes)
+    }
     accessLog({ reqId: id, method: 'GET', url: req.url!, status: 200, ms: performance.now() - startedAt, code: '', cache: 'HIT', counted: true })
   }
 

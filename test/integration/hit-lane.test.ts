@@ -2,6 +2,7 @@
 // exactly as Fastify's path does (status, headers in order, body, access line, metrics, quota); everything it is not
 // sure of must reach Fastify. Real listeners at info level (debug logging turns the lane off).
 import http from 'node:http'
+import { gunzipSync } from 'node:zlib'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { FastifyInstance } from 'fastify'
 import { buildApp } from '../../src/app.ts'
@@ -10,7 +11,7 @@ import { startFixtureServer, type FixtureServer } from '../helpers/fixture-serve
 
 const KEY = 'lane-key'
 
-interface Answer { status: number, headers: Array<[string, string]>, body: string }
+interface Answer { status: number, headers: Array<[string, string]>, body: string, raw: Buffer }
 
 function get (base: string, path: string, headers: Record<string, string> = {}, method = 'GET', body?: string): Promise<Answer> {
   return new Promise((resolve, reject) => {
@@ -20,7 +21,8 @@ function get (base: string, path: string, headers: Record<string, string> = {}, 
       res.on('end', () => {
         const pairs: Array<[string, string]> = []
         for (let i = 0; i < res.rawHeaders.length; i += 2) pairs.push([res.rawHeaders[i]!.toLowerCase(), res.rawHeaders[i + 1]!])
-        resolve({ status: res.statusCode ?? 0, headers: pairs, body: Buffer.concat(chunks).toString('utf8') })
+        const raw = Buffer.concat(chunks)
+        resolve({ status: res.statusCode ?? 0, headers: pairs, body: raw.toString('utf8'), raw })
       })
     })
     req.on('error', reject)
@@ -148,7 +150,7 @@ describe('the hit lane', () => {
     expect(Number(header(viaPath, 'x-rate-limit-remaining'))).toBe(Number(header(viaLane, 'x-rate-limit-remaining')) - 1)
   })
 
-  it('leaves to Fastify what it must not answer: bad keys, keys on free, HEAD, bodies, answers to compress', async () => {
+  it('leaves to Fastify what it must not answer (bad keys, keys on free, HEAD, bodies) and compresses as Fastify does', async () => {
     const query = `/?${qs({ url: `${fx.origin}/article/?lane=others`, 'data.head.selector': 'head', 'data.head.attr': 'html' })}`
     const first = await get(lane.pro.url, query, { 'x-api-key': KEY })
     expect(Buffer.byteLength(first.body)).toBeGreaterThanOrEqual(1024)
@@ -173,13 +175,21 @@ describe('the hit lane', () => {
     expect(header(withBody, 'x-cache-status')).toBe('HIT')
     expectFastify(lane.pro, ++reached)
 
-    const compressed = await get(lane.pro.url, query, { 'x-api-key': KEY, 'accept-encoding': 'gzip' })
-    expect(header(compressed, 'content-encoding')).toBe('gzip')
-    expectFastify(lane.pro, ++reached)
-
-    // The same large answer to a client that takes no compression is the lane's.
-    const plain = await get(lane.pro.url, query, { 'x-api-key': KEY })
-    expect(plain.body).toBe(first.body)
+    // Compressed as @fastify/compress compresses it, byte for byte, by the lane (once per entry and encoding).
+    for (const acceptEncoding of ['gzip', 'br', 'gzip, deflate, br', '*', 'deflate', 'identity', 'br;q=0, gzip;q=0.5']) {
+      const viaLane = await get(lane.pro.url, query, { 'x-api-key': KEY, 'accept-encoding': acceptEncoding })
+      expectFastify(lane.pro, reached)
+      const viaPath = await get(path.pro.url, query, { 'x-api-key': KEY, 'accept-encoding': acceptEncoding })
+      expect(shape(viaLane), acceptEncoding).toEqual(shape(viaPath))
+      expect(viaLane.raw.equals(viaPath.raw), acceptEncoding).toBe(true)
+    }
+    const gzip = await get(lane.pro.url, query, { 'x-api-key': KEY, 'accept-encoding': 'gzip' })
+    expect(header(gzip, 'content-encoding')).toBe('gzip')
+    expect(gunzipSync(gzip.raw).toString('utf8')).toBe(first.body)
+    expect(header(await get(lane.pro.url, query, { 'x-api-key': KEY, 'accept-encoding': 'deflate' }), 'content-encoding')).toBeUndefined()
+    // x-no-compression, as @fastify/compress reads it.
+    const none = await get(lane.pro.url, query, { 'x-api-key': KEY, 'accept-encoding': 'gzip', 'x-no-compression': '1' })
+    expect(header(none, 'content-encoding')).toBeUndefined()
     expectFastify(lane.pro, reached)
 
     // filter and embed are shaped by the Fastify path.
