@@ -5,8 +5,6 @@
 // of the metadata request (for its profile: its ratio here is against the metadata pipeline; bench/extract.ts has its
 // own baseline). COLD_STORE=memory runs the service on the memory store instead of Redis. Loopback only.
 //   sh scripts/node.sh bench/cold-profile.ts metadata|markdown [rounds] [profile.cpuprofile]
-import { writeFileSync } from 'node:fs'
-import { Session } from 'node:inspector/promises'
 import pino from 'pino'
 import { request } from 'undici'
 import { loadConfig } from '../src/config.ts'
@@ -15,7 +13,7 @@ import { closeContext, createContext } from '../src/context.ts'
 import { buildApp } from '../src/app.ts'
 import { startFixtureServer } from '../test/helpers/fixture-server.ts'
 import { coldSides } from './metadata.ts'
-import { BENCH_KEY, fmt, median, startRedis } from './lib.ts'
+import { BENCH_KEY, fmt, median, profiled, startRedis } from './lib.ts'
 
 const what = process.argv[2] === 'markdown' ? 'markdown' : 'metadata'
 const rounds = Number(process.argv[3] ?? 200)
@@ -65,17 +63,9 @@ for (const [name, side] of [['ours', ours], ['raw', sides.raw]] as const) {
 }
 if (out !== undefined) {
   // One profile per side, each alone: `out` for ours, `out` with `.raw` before its extension for the raw pipeline.
-  const session = new Session()
-  session.connect()
-  await session.post('Profiler.enable')
-  await session.post('Profiler.setSamplingInterval', { interval: 100 })
   for (const [name, side, file] of [['p', ours, out], ['q', sides.raw, out.replace(/(\.cpuprofile)?$/, '.raw$1')]] as const) {
-    await session.post('Profiler.start')
-    for (let i = 0; i < rounds; i++) await side(`${page}?${name}=${i}`)
-    const { profile } = await session.post('Profiler.stop')
-    writeFileSync(file, JSON.stringify(profile))
+    await profiled(file, 100, async () => { for (let i = 0; i < rounds; i++) await side(`${page}?${name}=${i}`) })
   }
-  session.disconnect()
 }
 await app.close()
 await closeContext(ctx)

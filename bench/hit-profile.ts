@@ -3,8 +3,6 @@
 // moves less than the rate) and, given a file name, writes a CPU profile of the measured load only (after a warm-up
 // of 2 s; not the start). Loopback only; stops by itself. docs/benchmarks.md has the breakdown it gave.
 //   sh scripts/node.sh bench/hit-profile.ts pro|free|bare [seconds] [connections] [profile.cpuprofile]
-import { writeFileSync } from 'node:fs'
-import { Session } from 'node:inspector/promises'
 import Fastify from 'fastify'
 import { Redis } from 'ioredis'
 import { loadConfig } from '../src/config.ts'
@@ -14,7 +12,7 @@ import { buildApp } from '../src/app.ts'
 import { cacheKeyOf } from '../src/pipeline/cache-key.ts'
 import { parseQuery } from '../src/schemas/query.ts'
 import { startFixtureServer } from '../test/helpers/fixture-server.ts'
-import { load, startRedis } from './lib.ts'
+import { load, profiled, startRedis } from './lib.ts'
 
 const KEY = 'bench-key'
 const target = process.argv[2] ?? 'pro'
@@ -41,21 +39,9 @@ const where = target === 'bare' ? `${bareUrl}/` : `${url}/?${query}`
 const headers = target === 'pro' ? { 'x-api-key': KEY } : undefined
 const out = process.argv[5]
 await load(where, { connections, seconds: 2, ...(headers === undefined ? {} : { headers }) })
-const session = new Session()
-if (out !== undefined) {
-  session.connect()
-  await session.post('Profiler.enable')
-  await session.post('Profiler.setSamplingInterval', { interval: 200 })
-  await session.post('Profiler.start')
-}
 const cpu = process.cpuUsage()
-const result = await load(where, { connections, seconds, ...(headers === undefined ? {} : { headers }) })
+const result = await profiled(out, 200, async () => await load(where, { connections, seconds, ...(headers === undefined ? {} : { headers }) }))
 const used = process.cpuUsage(cpu)
-if (out !== undefined) {
-  const { profile } = await session.post('Profiler.stop')
-  writeFileSync(out, JSON.stringify(profile))
-  session.disconnect()
-}
 process.stdout.write(`${target}: ${Math.round(result.rps)} req/s, non-2xx ${result.non2xx}, errors ${result.errors}; ` +
   `CPU per request ${(used.user / result.total).toFixed(1)} µs user + ${(used.system / result.total).toFixed(1)} µs system\n`)
 await bare.close()

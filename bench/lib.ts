@@ -1,6 +1,7 @@
 // Shared pieces of the benchmarks: a redis-server, a load generator in its own process, statistics.
 import { spawn, execFile } from 'node:child_process'
-import { mkdtempSync, readFileSync, readdirSync } from 'node:fs'
+import { mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs'
+import { Session } from 'node:inspector/promises'
 import os from 'node:os'
 import path from 'node:path'
 import { promisify } from 'node:util'
@@ -85,6 +86,27 @@ export async function load (url: string, options: { connections: number, seconds
   const { stdout } = await run(bin, args, { maxBuffer: 16 * 1024 * 1024 })
   const result = JSON.parse(stdout) as { requests: { average: number, total: number }, latency: { p50: number, p99: number }, errors: number, non2xx: number }
   return { rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, errors: result.errors, non2xx: result.non2xx, total: result.requests.total }
+}
+
+/**
+ * Runs `work` under V8's sampling profiler (one sample every `intervalUs`) and writes the profile to `file`, which
+ * Chrome DevTools opens; without a file it only runs `work`. For the profiling harnesses (hit-profile, cold-profile).
+ */
+export async function profiled<T> (file: string | undefined, intervalUs: number, work: () => Promise<T>): Promise<T> {
+  if (file === undefined) return await work()
+  const session = new Session()
+  session.connect()
+  try {
+    await session.post('Profiler.enable')
+    await session.post('Profiler.setSamplingInterval', { interval: intervalUs })
+    await session.post('Profiler.start')
+    const result = await work()
+    const { profile } = await session.post('Profiler.stop')
+    writeFileSync(file, JSON.stringify(profile))
+    return result
+  } finally {
+    session.disconnect()
+  }
 }
 
 /** One line of a part's report on stdout. */

@@ -133,7 +133,7 @@ export function createHitLane (deps: HitLaneDeps): HitLane {
   const leading: string[] = ['x-pricing-plan', plan]
   for (const [name, value] of Object.entries({ ...NOSNIFF_HEADERS, ...deps.commonHeaders })) leading.push(name, value)
   const quotaLog = ctx.log.child({ listener: plan })
-  const mcpLane = deps.mcp === undefined ? undefined : createMcpLane({ ctx, quick: deps.mcp, accessLog, newRequestId: deps.newRequestId, leading })
+  const mcpLane = deps.mcp === undefined ? undefined : createMcpLane({ ctx, quick: deps.mcp, send })
 
   /** The held fresh entry for this query and its answer when the lane may give it, else undefined. */
   function held (req: IncomingMessage, route: LaneRoute, raw: string): Held | undefined {
@@ -151,14 +151,24 @@ export function createHitLane (deps: HitLaneDeps): HitLane {
     return { entry, body, encoded: { encoding, bytes: compressedBody(body, body.text, encoding) } }
   }
 
+  /**
+   * Writes a lane's 200 and logs it: the request id and the listener's leading headers, then `tail` (the answer's
+   * own headers, in the Fastify path's order), then the body. Both lanes answer through it (routes/mcp-lane.ts).
+   */
+  function send (req: IncomingMessage, res: ServerResponse, tail: readonly string[], body: string | Buffer, startedAt: number, cache?: string): void {
+    const id = deps.newRequestId()
+    res.writeHead(200, ['x-request-id', id, ...leading, ...tail])
+    res.end(body)
+    accessLog({ reqId: id, method: req.method!, url: req.url!, status: 200, ms: performance.now() - startedAt, code: '', cache, counted: true })
+  }
+
   function answer (req: IncomingMessage, res: ServerResponse, { entry, body, encoded }: Held, startedAt: number, lookupMs: number, quota: Record<string, string>): void {
     ctx.metrics.cache('HIT')
-    const id = deps.newRequestId()
     const prepared = headersOf(entry)
-    const headers = ['x-request-id', id, ...leading]
-    for (const name in quota) headers.push(name, quota[name]!)
+    const tail: string[] = []
+    for (const name in quota) tail.push(name, quota[name]!)
     const total = performance.now() - startedAt
-    headers.push(
+    tail.push(
       'x-cache-status', 'HIT',
       'x-cache-ttl', prepared.ttl,
       'x-timestamp', prepared.timestamp,
@@ -170,15 +180,12 @@ export function createHitLane (deps: HitLaneDeps): HitLane {
       'x-response-time', pretty(total)
     )
     if (encoded === undefined) {
-      headers.push('content-length', body.length)
-      res.writeHead(200, headers)
-      res.end(body.text)
+      tail.push('content-length', body.length)
+      send(req, res, tail, body.text, startedAt, 'HIT')
     } else {
-      headers.push('vary', 'accept-encoding', 'content-encoding', encoded.encoding, 'content-length', String(encoded.bytes.length))
-      res.writeHead(200, headers)
-      res.end(encoded.bytes)
+      tail.push('vary', 'accept-encoding', 'content-encoding', encoded.encoding, 'content-length', String(encoded.bytes.length))
+      send(req, res, tail, encoded.bytes, startedAt, 'HIT')
     }
-    accessLog({ reqId: id, method: 'GET', url: req.url!, status: 200, ms: performance.now() - startedAt, code: '', cache: 'HIT', counted: true })
   }
 
   /**

@@ -6,9 +6,8 @@
 // message, an `apiKey` argument, SSE, a compressible answer (any accept-encoding), a forwarded host (TRUST_PROXY).
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { AppContext } from '../context.ts'
-import type { AccessLog } from '../http/access-log.ts'
 import { JSON_TYPE, pretty } from '../http/reply.ts'
-import { markPreread, MCP_BODY_LIMIT, type McpQuick } from './mcp.ts'
+import { markPreread, MCP_BODY_LIMIT, presentedKey, wantsSse, type McpQuick } from './mcp.ts'
 import { headerValue } from './serve.ts'
 
 /** Bodies the lane reads; larger ones (rare for one call) go to Fastify unread. */
@@ -20,22 +19,8 @@ const POISON = /__proto__|constructor/
 export interface McpLaneDeps {
   ctx: AppContext
   quick: McpQuick
-  accessLog: AccessLog
-  newRequestId: () => string
-  /** The listener's leading headers, flattened (x-pricing-plan, nosniff, CORS). */
-  leading: readonly string[]
-}
-
-/** The key a POST presents, as routes/mcp.ts reads it: `x-api-key`, else `Authorization: Bearer <key>`. */
-function presentedKey (req: IncomingMessage): string | undefined {
-  const key = headerValue(req.headers['x-api-key'])
-  if (key !== undefined) return key
-  return /^bearer\s+(\S+)\s*$/i.exec(req.headers.authorization ?? '')?.[1]
-}
-
-/** Whether the route would answer this POST as SSE (routes/mcp.ts): never taken here. */
-function wantsSse (accept: string): boolean {
-  return accept.includes('text/event-stream') && !accept.includes('application/json') && !accept.includes('*/*')
+  /** The hit lane's writer: request id and leading headers, `tail`, body, access line. */
+  send: (req: IncomingMessage, res: ServerResponse, tail: readonly string[], body: string, startedAt: number) => void
 }
 
 /** Returns true when the lane takes the POST (it answers it, or hands it over with its body once read). */
@@ -44,17 +29,12 @@ export function createMcpLane (deps: McpLaneDeps): (req: IncomingMessage, res: S
   const untrusted = ctx.config.trustProxy === false
 
   function answer (req: IncomingMessage, res: ServerResponse, text: string, startedAt: number): void {
-    const id = deps.newRequestId()
-    const total = performance.now() - startedAt
-    res.writeHead(200, [
-      'x-request-id', id, ...deps.leading,
+    deps.send(req, res, [
       'content-type', JSON_TYPE,
-      'x-response-time', pretty(total),
+      'x-response-time', pretty(performance.now() - startedAt),
       'cache-control', 'no-store',
       'content-length', String(Buffer.byteLength(text))
-    ])
-    res.end(text)
-    deps.accessLog({ reqId: id, method: 'POST', url: '/mcp', status: 200, ms: performance.now() - startedAt, code: '', cache: undefined, counted: true })
+    ], text, startedAt)
   }
 
   function handOver (req: IncomingMessage, body: Buffer, next: () => void): void {
@@ -101,7 +81,7 @@ export function createMcpLane (deps: McpLaneDeps): (req: IncomingMessage, res: S
     if (!untrusted || req.url !== '/mcp' || !JSON_MEDIA.test(h['content-type'] ?? '') || length === undefined ||
       !/^\d+$/.test(length) || Number(length) === 0 || Number(length) > MAX_LANE_BODY ||
       h['transfer-encoding'] !== undefined || h['content-encoding'] !== undefined || h['accept-encoding'] !== undefined ||
-      wantsSse(h.accept ?? '') || !ctx.verifyKey(presentedKey(req))) return false
+      wantsSse(h.accept) || !ctx.verifyKey(presentedKey(h))) return false
     const startedAt = performance.now()
     const chunks: Buffer[] = []
     // A client gone mid-body: nothing to answer, and no unhandled 'error' event.

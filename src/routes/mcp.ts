@@ -33,11 +33,17 @@ function messagesOf (body: unknown): Message[] {
 }
 
 /** The key a request presents: `x-api-key`, else `Authorization: Bearer <key>`. */
-function headerKey (request: FastifyRequest): string | undefined {
-  const key = headerValue(request.headers['x-api-key'])
+export function presentedKey (headers: IncomingHttpHeaders): string | undefined {
+  const key = headerValue(headers['x-api-key'])
   if (key !== undefined) return key
-  const match = /^bearer\s+(\S+)\s*$/i.exec(request.headers.authorization ?? '')
+  const match = /^bearer\s+(\S+)\s*$/i.exec(headers.authorization ?? '')
   return match?.[1]
+}
+
+/** Whether the client takes only an SSE stream: its `accept` names `text/event-stream` and not JSON. */
+export function wantsSse (accept: string | undefined): boolean {
+  const value = accept ?? ''
+  return value.includes('text/event-stream') && !value.includes('application/json') && !value.includes('*/*')
 }
 
 /** A tool call's own key (`apiKey`), when it brings one. */
@@ -131,7 +137,7 @@ export async function mcpRoutes (app: FastifyInstance, { ctx, core, quick }: { c
 
   /** Plan of the whole POST (docs/api.md §15): on free no key at all; on pro a registered key for every message. */
   function checkPlan (request: FastifyRequest, messages: Message[]): void {
-    const fromHeader = headerKey(request)
+    const fromHeader = presentedKey(request.headers)
     if (core.plan === 'free') {
       core.checkPlan(fromHeader)
       return
@@ -239,10 +245,9 @@ export async function mcpRoutes (app: FastifyInstance, { ctx, core, quick }: { c
   app.post('/mcp', { bodyLimit: MCP_BODY_LIMIT }, async (request, reply) => {
     if (request.body === undefined) throw bodyError('A JSON-RPC message is required (content-type: application/json).')
     checkPlan(request, messagesOf(request.body))
-    const accept = request.headers.accept ?? ''
     const answer = await server.handle({
       body: request.body,
-      sse: accept.includes('text/event-stream') && !accept.includes('application/json') && !accept.includes('*/*'),
+      sse: wantsSse(request.headers.accept),
       protocolVersion: headerValue(request.headers['mcp-protocol-version']),
       ...callsFor(request, reply)
     })
