@@ -10,7 +10,7 @@ import type { AppContext } from './context.ts'
 import type { Plan } from './config.ts'
 import { AppError } from './errors.ts'
 import { createErrorHandler, errorBody, normalizeError } from './http/error-handler.ts'
-import { pretty } from './http/reply.ts'
+import { JSON_TYPE, pretty } from './http/reply.ts'
 import { ignoreRequestBodies } from './http/request-body.ts'
 import { NOSNIFF_HEADERS } from './http/security-headers.ts'
 import { createAccessLog } from './http/access-log.ts'
@@ -60,7 +60,7 @@ function answerClientError (err: NodeJS.ErrnoException, socket: Duplex, region: 
   }), id, docsUrl))
   socket.end([
     'HTTP/1.1 400 Bad Request',
-    'content-type: application/json; charset=utf-8',
+    `content-type: ${JSON_TYPE}`,
     `content-length: ${Buffer.byteLength(body)}`,
     'cache-control: no-store',
     `x-request-id: ${id}`,
@@ -104,7 +104,7 @@ export async function buildApp (ctx: AppContext, { plan, hitLane = true }: { pla
       void (reply as unknown as FastifyReply)
         .code(notFound.status)
         .headers({ 'x-request-id': String(request.id), 'x-pricing-plan': plan, ...NOSNIFF_HEADERS, 'cache-control': 'no-store' })
-        .type('application/json; charset=utf-8')
+        .type(JSON_TYPE)
         .send(errorBody(notFound, String(request.id), ctx.config.docsUrl))
     }
   })

@@ -1,6 +1,7 @@
 // The one place that turns anything thrown into the API's error envelope (docs/api.md §11).
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
 import { AppError, toAppError } from '../errors.ts'
+import { JSON_TYPE } from './reply.ts'
 
 export interface ErrorBody {
   status: 'fail' | 'error'
@@ -55,7 +56,7 @@ export function createErrorHandler (docsUrl: string) {
     reply
       .code(appError.status)
       .header('cache-control', 'no-store')
-      .type('application/json; charset=utf-8')
+      .type(JSON_TYPE)
       .send(errorBody(appError, String(request.id), docsUrl))
   }
 }

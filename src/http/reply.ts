@@ -180,7 +180,7 @@ async function sendEmbed (
     return await sendAsset(deps, reply, value, path, signal)
   }
   if (typeof value === 'object') {
-    return reply.type('application/json; charset=utf-8').send(JSON.stringify(value))
+    return reply.type(JSON_TYPE).send(JSON.stringify(value))
   }
   if (text !== undefined) {
     const body = String(value)

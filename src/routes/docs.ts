@@ -4,6 +4,7 @@ import type { FastifyInstance } from 'fastify'
 import type { Plan } from '../config.ts'
 import { DOCS_CSP, renderDocs } from '../docs/html.ts'
 import { openApiDocument } from '../docs/openapi.ts'
+import { JSON_TYPE } from '../http/reply.ts'
 
 export async function docsRoutes (app: FastifyInstance, { plan }: { plan: Plan }): Promise<void> {
   const html = renderDocs(plan)
@@ -12,5 +13,5 @@ export async function docsRoutes (app: FastifyInstance, { plan }: { plan: Plan }
     .header('content-security-policy', DOCS_CSP)
     .type('text/html; charset=utf-8')
     .send(html))
-  app.get('/openapi.json', async (_request, reply) => await reply.type('application/json; charset=utf-8').send(openapi))
+  app.get('/openapi.json', async (_request, reply) => await reply.type(JSON_TYPE).send(openapi))
 }

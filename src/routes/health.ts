@@ -4,10 +4,11 @@ import type { FastifyInstance } from 'fastify'
 import type { Plan } from '../config.ts'
 import type { AppContext } from '../context.ts'
 import { readiness } from '../http/readiness.ts'
+import { JSON_TYPE } from '../http/reply.ts'
 
 export async function healthRoutes (app: FastifyInstance, { ctx, plan }: { ctx: AppContext, plan: Plan }): Promise<void> {
   app.get('/health', async (_request, reply) => {
-    return await reply.type('application/json; charset=utf-8').send({ status: 'ok' })
+    return await reply.type(JSON_TYPE).send({ status: 'ok' })
   })
 
   app.get('/ready', async (_request, reply) => {
@@ -21,6 +22,6 @@ export async function healthRoutes (app: FastifyInstance, { ctx, plan }: { ctx: 
       quotaFailMode: ctx.config.quotaFailMode,
       freeDailyLimit: ctx.config.freeDailyLimit
     })
-    return await reply.code(httpStatus).type('application/json; charset=utf-8').send(body)
+    return await reply.code(httpStatus).type(JSON_TYPE).send(body)
   })
 }

@@ -11,7 +11,7 @@ import type { AppContext } from '../context.ts'
 import type { CacheEntry, Served } from '../cache/entries.ts'
 import type { ExtractOptions } from '../schemas/options.ts'
 import { AppError, toAppError } from '../errors.ts'
-import { applyFilter, envelopeOf, getPath } from '../http/reply.ts'
+import { applyFilter, envelopeOf, getPath, JSON_TYPE } from '../http/reply.ts'
 import { serviceVersion } from '../version.ts'
 import { createMcpServer, type CallTool, type McpAnswer, type QuickCall } from '../mcp/server.ts'
 import { callRequest, toolError, toolResult, type CallRequest } from '../mcp/calls.ts'
@@ -263,7 +263,7 @@ export async function mcpRoutes (app: FastifyInstance, { ctx, core, quick }: { c
 
   // Stateless: there is no stream to open and no session to end (docs/api.md §15). HEAD follows GET.
   app.get('/mcp', async (_request, reply) => {
-    return await reply.code(405).header('allow', 'POST').type('application/json; charset=utf-8')
+    return await reply.code(405).header('allow', 'POST').type(JSON_TYPE)
       .send({ jsonrpc: '2.0', error: { code: -32000, message: 'Method not allowed: POST /mcp takes one JSON-RPC message per request; there is no stream to open.' }, id: null })
   })
 }
