@@ -38,12 +38,12 @@ export function encodingFor (acceptEncoding: string | undefined, noCompression: 
   return chosen === 'none' ? undefined : chosen
 }
 
-// Compressed bodies by the text they were made from and encoding: a body held in process is compressed once.
-const compressed = new WeakMap<object, Partial<Record<Encoding, Buffer>>>()
+// Compressed forms by the body they were made from: a body held in process is compressed once per encoding.
+const compressed = new WeakMap<{ readonly text: string }, Partial<Record<Encoding, Buffer>>>()
 
-/** The body compressed with `encoding`, made once per `owner` (an object that lives as long as the text). */
-export function compressedBody (owner: object, text: string, encoding: Encoding): Buffer {
-  let variants = compressed.get(owner)
-  if (variants === undefined) compressed.set(owner, variants = {})
-  return variants[encoding] ??= COMPRESS[encoding](Buffer.from(text))
+/** The body's text compressed with `encoding`, made once per body object. */
+export function compressedBody (body: { readonly text: string }, encoding: Encoding): Buffer {
+  let variants = compressed.get(body)
+  if (variants === undefined) compressed.set(body, variants = {})
+  return variants[encoding] ??= COMPRESS[encoding](Buffer.from(body.text))
 }

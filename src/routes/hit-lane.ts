@@ -148,7 +148,7 @@ export function createHitLane (deps: HitLaneDeps): HitLane {
     const length = Number(body.length)
     if (encoding === undefined || length < COMPRESSION.threshold) return { entry, body }
     if (length > COMPRESSION.syncThreshold) return undefined
-    return { entry, body, encoded: { encoding, bytes: compressedBody(body, body.text, encoding) } }
+    return { entry, body, encoded: { encoding, bytes: compressedBody(body, encoding) } }
   }
 
   /**
