@@ -1,8 +1,8 @@
-// Profiling harness for the cache-hit path (issue 14): one listener (pro, free, or the bare route of bench/metadata.ts)
-// under autocannon; prints the rate and the server's CPU time per request (process.cpuUsage, which a busy machine
+// Profiling harness for the cache-hit path (issue 14): one listener (pro, free, or the bare route of bench/metadata.ts;
+// `mcp`: the pro listener's cached `tools/call` of bench/mcp.ts, the same request as `pro`'s `GET /`) under autocannon; prints the rate and the server's CPU time per request (process.cpuUsage, which a busy machine
 // moves less than the rate) and, given a file name, writes a CPU profile of the measured load only (after a warm-up
 // of 2 s; not the start). Loopback only; stops by itself. docs/benchmarks.md has the breakdown it gave.
-//   sh scripts/node.sh bench/hit-profile.ts pro|free|bare [seconds] [connections] [profile.cpuprofile]
+//   sh scripts/node.sh bench/hit-profile.ts pro|free|bare|mcp [seconds] [connections] [profile.cpuprofile]
 import Fastify from 'fastify'
 import { Redis } from 'ioredis'
 import { loadConfig } from '../src/config.ts'
@@ -35,12 +35,14 @@ const bare = Fastify()
 bare.get('/', async (_req, reply) => await reply.type('application/json; charset=utf-8').send(await bareRedis.get(entryKey)))
 const bareUrl = await bare.listen({ port: 0, host: '127.0.0.1' })
 
-const where = target === 'bare' ? `${bareUrl}/` : `${url}/?${query}`
-const headers = target === 'pro' ? { 'x-api-key': KEY } : undefined
+const where = target === 'bare' ? `${bareUrl}/` : target === 'mcp' ? `${url}/mcp` : `${url}/?${query}`
+const headers: Record<string, string> | undefined = target === 'pro' ? { 'x-api-key': KEY } : target === 'mcp' ? { 'x-api-key': KEY, 'content-type': 'application/json', accept: 'application/json, text/event-stream' } : undefined
+const call = { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'microlink_metadata', arguments: { url: `${fx.origin}/article/` } } }
+const post = target === 'mcp' ? { method: 'POST', body: JSON.stringify(call) } : {}
 const out = process.argv[5]
-await load(where, { connections, seconds: 2, ...(headers === undefined ? {} : { headers }) })
+await load(where, { connections, seconds: 2, ...post, ...(headers === undefined ? {} : { headers }) })
 const cpu = process.cpuUsage()
-const result = await profiled(out, 200, async () => await load(where, { connections, seconds, ...(headers === undefined ? {} : { headers }) }))
+const result = await profiled(out, 200, async () => await load(where, { connections, seconds, ...post, ...(headers === undefined ? {} : { headers }) }))
 const used = process.cpuUsage(cpu)
 process.stdout.write(`${target}: ${Math.round(result.rps)} req/s, non-2xx ${result.non2xx}, errors ${result.errors}; ` +
   `CPU per request ${(used.user / result.total).toFixed(1)} µs user + ${(used.system / result.total).toFixed(1)} µs system\n`)

@@ -15,7 +15,7 @@ import { Protocol } from '@modelcontextprotocol/sdk/shared/protocol.js'
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv'
 import {
   CallToolRequestSchema, ErrorCode, JSONRPCRequestSchema, ListToolsRequestSchema, McpError, SUPPORTED_PROTOCOL_VERSIONS,
-  type CallToolResult
+  type CallToolResult, type RequestId
 } from '@modelcontextprotocol/sdk/types.js'
 import { PostTransport, resultResponse, withJson, type McpAnswer } from './transport.ts'
 import { prepareTools, readArguments, type PreparedTool } from './calls.ts'
@@ -31,6 +31,13 @@ export type CallTool = (prepared: PreparedTool, args: Args, signal: AbortSignal)
 export type QuickCall = (prepared: PreparedTool, args: Args) => Promise<CallToolResult> | undefined
 
 export type { McpAnswer }
+
+/** A `tools/call` that passed the quick way's checks (checkCall): its tool, its arguments as coerced, its id. */
+export interface CheckedCall {
+  readonly prepared: PreparedTool
+  readonly args: Args
+  readonly id: RequestId
+}
 
 export interface McpPost {
   /** The parsed JSON body: one JSON-RPC message or a batch. */
@@ -49,6 +56,10 @@ export interface McpServer {
   handle: (post: McpPost) => Promise<McpAnswer>
   /** The quick way alone (see quickAnswer): the answer, or undefined when the POST must go the full way. */
   quick: (post: McpPost) => Promise<McpAnswer> | undefined
+  /** The quick way's checks of a parsed message that depend on it alone (see quickAnswer): the call, or undefined. */
+  check: (body: unknown) => CheckedCall | undefined
+  /** Whether a POST's `mcp-protocol-version` header is one the transport takes (quickAnswer's other check). */
+  takesVersion: (protocolVersion: string | undefined) => boolean
   /** Requests of all POSTs still waiting for their response (a quick answer is not dispatched, so never counted). */
   readonly pending: number
 }
@@ -98,37 +109,54 @@ export function createMcpServer (options: { name: string, version: string, tools
   // connect() binds the transport at once; its start() does nothing.
   void server.connect(transport)
 
+  /** Whether the transport takes a POST with this `mcp-protocol-version` header (none: the default version). */
+  function takesVersion (protocolVersion: string | undefined): boolean {
+    return protocolVersion === undefined || SUPPORTED_PROTOCOL_VERSIONS.includes(protocolVersion)
+  }
+
+  /**
+   * The quick way's checks of a message, which depend on it alone: a `tools/call` by the SDK's schemas
+   * (CallToolMessageSchema), not a task, a known tool, its arguments coerced and valid. Undefined: the full way.
+   */
+  function checkCall (body: unknown): CheckedCall | undefined {
+    if (body === null || typeof body !== 'object' || (body as { method?: unknown }).method !== 'tools/call') return undefined
+    const message = CallToolMessageSchema.safeParse(body)
+    if (!message.success || message.data.params.task !== undefined) return undefined
+    const prepared = tools.get(message.data.params.name)
+    if (prepared === undefined) return undefined
+    const read = readArguments(prepared, message.data.params.arguments)
+    return 'error' in read ? undefined : { prepared, args: read.args, id: message.data.id }
+  }
+
   /**
    * A POST of one `tools/call` (no batch, no SSE) whose answer waits on nothing: checked as the full way checks it,
-   * by the SDK's schemas (CallToolMessageSchema), the protocol version, the tool and its arguments. Then the call's result is written as the full way writes it (resultResponse). What this skips is
+   * by the SDK's schemas, the protocol version, the tool and its arguments (checkCall). Then the call's result is
+   * written as the full way writes it (resultResponse). What this skips is
    * dispatch that changes nothing for an answer in hand: `Protocol` testing the message against the response schemas
    * first, the cancellation and task bookkeeping of a request that can be neither cancelled (a cancellation reaches
    * only a request of its own POST) nor a task (refused here as there), the transport's ids and slots. Anything
    * else (another method, an unknown tool, arguments refused, a task, a call that would wait) goes the full way.
    */
   function quickAnswer ({ body, sse, protocolVersion, quick }: McpPost): Promise<McpAnswer> | undefined {
-    if (quick === undefined || sse || body === null || typeof body !== 'object' || (body as { method?: unknown }).method !== 'tools/call') return undefined
-    if (protocolVersion !== undefined && !SUPPORTED_PROTOCOL_VERSIONS.includes(protocolVersion)) return undefined
-    const message = CallToolMessageSchema.safeParse(body)
-    if (!message.success || message.data.params.task !== undefined) return undefined
-    const prepared = tools.get(message.data.params.name)
-    if (prepared === undefined) return undefined
-    const read = readArguments(prepared, message.data.params.arguments)
-    if ('error' in read) return undefined
+    if (quick === undefined || sse || !takesVersion(protocolVersion)) return undefined
+    const checked = checkCall(body)
+    if (checked === undefined) return undefined
     let answer: Promise<CallToolResult> | undefined
     try {
-      answer = quick(prepared, read.args)
+      answer = quick(checked.prepared, checked.args)
     } catch {
       // Thrown before anything was done (a query that cannot be made): the full way answers it as Protocol does.
       return undefined
     }
-    return answer?.then((result) => ({ status: 200, contentType: 'application/json', body: resultResponse(result, message.data.id) }))
+    return answer?.then((result) => ({ status: 200, contentType: 'application/json', body: resultResponse(result, checked.id) }))
   }
 
   return {
     tools,
     handle: async (post) => await (quickAnswer(post) ?? transport.handle(post.body, { sse: post.sse, protocolVersion: post.protocolVersion, context: post.call })),
     quick: quickAnswer,
+    check: checkCall,
+    takesVersion,
     get pending () { return transport.pending }
   }
 }

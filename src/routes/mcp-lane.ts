@@ -7,7 +7,10 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { AppContext } from '../context.ts'
 import { JSON_TYPE, pretty } from '../http/reply.ts'
-import { markPreread, MCP_BODY_LIMIT, presentedKey, wantsSse, type McpQuick } from './mcp.ts'
+import type { RequestId } from '@modelcontextprotocol/sdk/types.js'
+import { deepFreeze } from '../util/freeze.ts'
+import { markPreread, MCP_BODY_LIMIT, presentedKey, wantsSse, type LaneCall, type McpQuick } from './mcp.ts'
+import { CallMemo, idSlot, MEMO_TEXT, parseCall } from './mcp-memo.ts'
 import { headerValue } from './serve.ts'
 
 /** Bodies the lane reads; larger ones (rare for one call) go to Fastify unread. */
@@ -27,13 +30,14 @@ export interface McpLaneDeps {
 export function createMcpLane (deps: McpLaneDeps): (req: IncomingMessage, res: ServerResponse, next: () => void) => boolean {
   const { ctx } = deps
   const untrusted = ctx.config.trustProxy === false
+  const memo = new CallMemo<LaneCall>()
 
-  function answer (req: IncomingMessage, res: ServerResponse, text: string, startedAt: number): void {
+  function answer (req: IncomingMessage, res: ServerResponse, { text, bytes }: { text: string, bytes: number }, startedAt: number): void {
     deps.send(req, res, [
       'content-type', JSON_TYPE,
       'x-response-time', pretty(performance.now() - startedAt),
       'cache-control', 'no-store',
-      'content-length', String(Buffer.byteLength(text))
+      'content-length', String(bytes)
     ], text, startedAt)
   }
 
@@ -42,37 +46,53 @@ export function createMcpLane (deps: McpLaneDeps): (req: IncomingMessage, res: S
     next()
   }
 
-  /** After the body is read: the quick answer, or Fastify with the body. */
+  /**
+   * After the body is read: the quick answer, or Fastify with the body. A call checked before (the same body but for
+   * its `id`, routes/mcp-memo.ts) is not parsed or checked again; its answer is looked for as any other's.
+   */
   function decide (req: IncomingMessage, res: ServerResponse, next: () => void, body: Buffer, startedAt: number): void {
     const text = body.toString('utf8')
-    let message: unknown
+    if (POISON.test(text)) {
+      handOver(req, body, next)
+      return
+    }
+    const slot = text.length <= MEMO_TEXT ? idSlot(text) : undefined
+    const known = slot === undefined ? undefined : memo.get(slot)
+    if (known !== undefined) {
+      reply(req, res, next, body, known, slot!.id, startedAt)
+      return
+    }
+    let parsed: { message: unknown, exact: boolean }
     try {
-      if (POISON.test(text)) throw new Error('left to Fastify\'s parser')
-      message = JSON.parse(text)
+      parsed = parseCall(text, slot)
     } catch {
       handOver(req, body, next)
       return
     }
+    const message = parsed.message
     const args = (message as { params?: { arguments?: { apiKey?: unknown } } } | null)?.params?.arguments
     if (message === null || typeof message !== 'object' || Array.isArray(message) || (args !== null && typeof args === 'object' && 'apiKey' in args)) {
       handOver(req, body, next)
       return
     }
-    const host = req.headers.host ?? ''
-    const quick = deps.quick.answer(message, req.headers, headerValue(req.headers['mcp-protocol-version']), query => `http://${host}/?${query}`)
-    if (quick === undefined) {
+    const checked = deps.quick.check(message)
+    if (checked === undefined) {
       handOver(req, body, next)
       return
     }
-    quick.then(
-      (a) => {
-        if (a.status !== 200 || a.contentType !== 'application/json') throw new Error(`unexpected quick answer ${a.status}`)
-        answer(req, res, a.body, startedAt)
-      }
-    ).catch((err: unknown) => {
-      if (res.headersSent) ctx.log.error({ err }, 'hit lane failed after writing its answer')
-      else handOver(req, body, next)
-    })
+    // Kept frozen (its arguments and query; the tool is the server's): later POSTs share it.
+    if (parsed.exact) {
+      const { prepared, args, mapped } = checked.call
+      memo.set(slot!, Object.freeze({ prepared, args: deepFreeze(args), mapped: deepFreeze(mapped) }))
+    }
+    reply(req, res, next, body, checked.call, checked.id, startedAt)
+  }
+
+  function reply (req: IncomingMessage, res: ServerResponse, next: () => void, body: Buffer, call: LaneCall, id: RequestId, startedAt: number): void {
+    const host = req.headers.host ?? ''
+    const text = deps.quick.answer(call, id, req.headers, headerValue(req.headers['mcp-protocol-version']), query => `http://${host}/?${query}`)
+    if (text === undefined) handOver(req, body, next)
+    else answer(req, res, text, startedAt)
   }
 
   return function tryPost (req, res, next) {

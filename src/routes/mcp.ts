@@ -6,15 +6,16 @@
 import type { IncomingHttpHeaders, IncomingMessage } from 'node:http'
 import { Readable } from 'node:stream'
 import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
+import type { CallToolResult, RequestId } from '@modelcontextprotocol/sdk/types.js'
 import type { AppContext } from '../context.ts'
 import type { CacheEntry, Served } from '../cache/entries.ts'
 import type { ExtractOptions } from '../schemas/options.ts'
 import { AppError, toAppError } from '../errors.ts'
 import { applyFilter, envelopeOf, getPath, JSON_TYPE } from '../http/reply.ts'
 import { serviceVersion } from '../version.ts'
-import { createMcpServer, type CallTool, type McpAnswer, type QuickCall } from '../mcp/server.ts'
-import { callRequest, toolError, toolResult, type CallRequest } from '../mcp/calls.ts'
+import { createMcpServer, type CallTool, type QuickCall } from '../mcp/server.ts'
+import { callRequest, toolError, toolResult, type CallRequest, type PreparedTool } from '../mcp/calls.ts'
+import { resultAnswer } from '../mcp/transport.ts'
 import { TOOLS, type Args, type Tool } from '../mcp/tools.ts'
 import { headerValue, type Ran, type ServeCore, type WatchClient } from './serve.ts'
 
@@ -92,10 +93,29 @@ interface CallContext {
   watch: (signal: AbortSignal) => WatchClient
 }
 
-/** The quick way of POST /mcp for the hit lane (routes/hit-lane.ts): on pro only, so it has no quota step. */
+/** A call the hit lane may answer (McpQuick.check): checked as the quick way checks it, its query made. */
+export interface LaneCall {
+  readonly prepared: PreparedTool
+  readonly args: Args
+  /** The call's `GET /` with no `x-api-header-*` of the POST's own (those are added per POST). */
+  readonly mapped: CallRequest
+}
+
+/**
+ * The quick way of POST /mcp for the hit lane (routes/hit-lane.ts), on pro only (no quota step), in two parts: the
+ * checks that depend on the message alone, which the lane may keep for a later POST of the same message (another id
+ * aside), and the answer, which looks for the entry in hand on every POST.
+ */
 export interface McpQuick {
-  /** The answer of a parsed body when it is in hand, else undefined (the POST must go to Fastify). */
-  answer: (body: unknown, headers: IncomingHttpHeaders, protocolVersion: string | undefined, errorUrl: (query: string) => string) => Promise<McpAnswer> | undefined
+  /** A parsed body's call and its id when the quick way takes it, else undefined (the POST must go to Fastify). */
+  check: (body: unknown) => { call: LaneCall, id: RequestId } | undefined
+  /** The response text of a checked call under `id` when its answer is in hand, else undefined (Fastify's then). */
+  answer: (call: LaneCall, id: RequestId, headers: IncomingHttpHeaders, protocolVersion: string | undefined, errorUrl: (query: string) => string) => { text: string, bytes: number } | undefined
+}
+
+function forwardsHeaders (headers: IncomingHttpHeaders): boolean {
+  for (const name in headers) if (name.startsWith('x-api-header-')) return true
+  return false
 }
 
 const PREREAD = Symbol('pagecast.mcpBody')
@@ -168,6 +188,13 @@ export async function mcpRoutes (app: FastifyInstance, { ctx, core, quick }: { c
     })
   }
 
+  /** A call's API error as its `isError` result, logged. */
+  function failed (c: Pick<CallContext, 'log' | 'errorUrl'>, tool: Tool, query: string, err: unknown): CallToolResult {
+    const appError = toAppError(err)
+    c.log[appError.status >= 500 ? 'error' : 'info']({ tool: tool.name, code: appError.code, detail: appError.data, ...(appError.status >= 500 ? { err: appError.cause ?? appError } : {}) }, 'tool call failed')
+    return toolError(appError, c.errorUrl(query), ctx.config.docsUrl, appError.code === 'ERATE' ? rateHint(appError) : undefined)
+  }
+
   function callsWith (c: CallContext): { call: CallTool, quick: QuickCall } {
     /** A call from its checks to its result: its `apiKey`'s plan, the quota (free only), then the query (run). */
     async function serve (tool: Tool, args: Args, { query, headers }: CallRequest, watch: WatchClient, held?: Ran): Promise<CallToolResult> {
@@ -178,9 +205,7 @@ export async function mcpRoutes (app: FastifyInstance, { ctx, core, quick }: { c
         }
         return await core.run(query, headers, c.log, watch, async ({ served, options }) => await answerOf(tool, served, options), held)
       } catch (err) {
-        const appError = toAppError(err)
-        c.log[appError.status >= 500 ? 'error' : 'info']({ tool: tool.name, code: appError.code, detail: appError.data, ...(appError.status >= 500 ? { err: appError.cause ?? appError } : {}) }, 'tool call failed')
-        return toolError(appError, c.errorUrl(query), ctx.config.docsUrl, appError.code === 'ERATE' ? rateHint(appError) : undefined)
+        return failed(c, tool, query, err)
       }
     }
 
@@ -231,14 +256,33 @@ export async function mcpRoutes (app: FastifyInstance, { ctx, core, quick }: { c
 
   if (quick !== undefined && core.plan === 'pro') {
     quick({
-      answer: (body, headers, protocolVersion, errorUrl) => server.quick({
-        body,
-        sse: false,
-        protocolVersion,
-        // Only the quick way runs here: a call that would wait is handed to Fastify before anything is done.
-        call: async () => { throw new Error('the hit lane takes no full call') },
-        quick: callsWith({ headers, log: ctx.log, errorUrl, countQuota: async () => {}, watch: () => () => () => {} }).quick
-      })
+      // The quick way's checks (server.check), then the query the call stands for; a screenshot (whose image may
+      // have to be read from storage) and a query that cannot be made go to Fastify, as they leave the quick way.
+      check: (body) => {
+        const checked = server.check(body)
+        if (checked === undefined || checked.prepared.tool.name === 'microlink_screenshot') return undefined
+        let mapped: CallRequest
+        try {
+          mapped = callRequest(checked.prepared.tool, checked.args, {})
+        } catch {
+          return undefined
+        }
+        return { call: { prepared: checked.prepared, args: checked.args, mapped }, id: checked.id }
+      },
+      // What `serve` does on pro with the entry in hand (no quota step: the hit counted, then the result), at once.
+      answer: ({ prepared, args, mapped }, id, headers, protocolVersion, errorUrl) => {
+        if (!server.takesVersion(protocolVersion)) return undefined
+        const { query, headers: callHeaders } = forwardsHeaders(headers) ? callRequest(prepared.tool, args, headers) : mapped
+        const held = core.held(query, callHeaders)
+        if (held === undefined) return undefined
+        let result: CallToolResult
+        try {
+          result = core.answerHeld(held, ({ served, options }) => resultFrom(prepared.tool, served, options))
+        } catch (err) {
+          result = failed({ log: ctx.log, errorUrl }, prepared.tool, query, err)
+        }
+        return resultAnswer(result, id)
+      }
     })
   }
 

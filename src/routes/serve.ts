@@ -60,6 +60,8 @@ export interface ServeCore {
    * order). Nothing is counted and nothing thrown.
    */
   held: (raw: string, headers: IncomingHttpHeaders) => Ran | undefined
+  /** What `run` does with `held` (the hit counted, then `answer`), at once, for a caller whose answer is synchronous. */
+  answerHeld: <T>(held: Ran, answer: (ran: Ran, signal: AbortSignal) => T) => T
 }
 
 /** The signal of an answer that waits on nothing (see run): it never aborts. */
@@ -132,9 +134,9 @@ export function createServeCore (ctx: AppContext, plan: Plan): ServeCore {
     return served === undefined ? undefined : { served, options }
   }
 
-  async function answerHeld<T> (ran: Ran, answer: (ran: Ran, signal: AbortSignal) => Promise<T>): Promise<T> {
+  function answerHeld<T> (ran: Ran, answer: (ran: Ran, signal: AbortSignal) => T): T {
     ctx.metrics.cache('HIT')
-    return await answer(ran, NEVER_ABORTED)
+    return answer(ran, NEVER_ABORTED)
   }
 
   function held (raw: string, headers: IncomingHttpHeaders): Ran | undefined {
@@ -173,7 +175,7 @@ export function createServeCore (ctx: AppContext, plan: Plan): ServeCore {
     }
   }
 
-  return { plan, checkPlan, countQuota, run, held, peek: (raw, headers) => parsedQueries.peek(plan, raw, headers) }
+  return { plan, checkPlan, countQuota, run, held, answerHeld, peek: (raw, headers) => parsedQueries.peek(plan, raw, headers) }
 }
 
 /** The outcome of step 3 when the hit lane counted the request before handing it over (http/hit-lane.ts). */
