@@ -37,8 +37,8 @@ const bareUrl = await bare.listen({ port: 0, host: '127.0.0.1' })
 
 const where = target === 'bare' ? `${bareUrl}/` : target === 'mcp' ? `${url}/mcp` : `${url}/?${query}`
 const headers: Record<string, string> | undefined = target === 'pro' ? { 'x-api-key': KEY } : target === 'mcp' ? { 'x-api-key': KEY, 'content-type': 'application/json', accept: 'application/json, text/event-stream' } : undefined
-const call = { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'microlink_metadata', arguments: { url: `${fx.origin}/article/` } } }
-const post = target === 'mcp' ? { method: 'POST', body: JSON.stringify(call) } : {}
+const call = { jsonrpc: '2.0', id: '[<id>]', method: 'tools/call', params: { name: 'microlink_metadata', arguments: { url: `${fx.origin}/article/` } } }
+const post = target === 'mcp' ? { method: 'POST', body: JSON.stringify(call), idReplacement: true } : {}
 const out = process.argv[5]
 await load(where, { connections, seconds: 2, ...post, ...(headers === undefined ? {} : { headers }) })
 const cpu = process.cpuUsage()

@@ -76,12 +76,14 @@ export interface LoadResult {
 }
 
 /** autocannon in a child process, so the load generator does not share the server's event loop. */
-export async function load (url: string, options: { connections: number, seconds: number, headers?: Record<string, string>, method?: string, body?: string }): Promise<LoadResult> {
+/** `idReplacement`: each request's body has its `[<id>]` replaced by a new id (autocannon's -I), as a client's ids change. */
+export async function load (url: string, options: { connections: number, seconds: number, headers?: Record<string, string>, method?: string, body?: string, idReplacement?: boolean }): Promise<LoadResult> {
   const bin = path.resolve(import.meta.dirname, '../node_modules/.bin/autocannon')
   const args = ['-j', '-c', String(options.connections), '-d', String(options.seconds)]
   for (const [k, v] of Object.entries(options.headers ?? {})) args.push('-H', `${k}=${v}`)
   if (options.method !== undefined) args.push('-m', options.method)
   if (options.body !== undefined) args.push('-b', options.body)
+  if (options.idReplacement === true) args.push('-I')
   args.push(url)
   const { stdout } = await run(bin, args, { maxBuffer: 16 * 1024 * 1024 })
   const result = JSON.parse(stdout) as { requests: { average: number, total: number }, latency: { p50: number, p99: number }, errors: number, non2xx: number }

@@ -31,7 +31,8 @@ export async function benchMcp (): Promise<Record<string, number>> {
   const mcpUrl = `${proUrl}/mcp`
   const getHeaders = { 'x-api-key': KEY }
   const mcpHeaders = { 'x-api-key': KEY, 'content-type': 'application/json', accept: 'application/json, text/event-stream' }
-  const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'microlink_metadata', arguments: { url: article, prerender: false } } })
+  // A new id on every request (autocannon's -I), as a real client sends: nothing may be kept by the whole body.
+  const body = JSON.stringify({ jsonrpc: '2.0', id: '[<id>]', method: 'tools/call', params: { name: 'microlink_metadata', arguments: { url: article, prerender: false } } })
   const figures: Record<string, number> = {}
   try {
     // Fill the cache through GET /, then check that the call answers from that entry.
@@ -44,12 +45,12 @@ export async function benchMcp (): Promise<Record<string, number>> {
     }
     const hits = fx.hitsOf('/article/')
     await load(getUrl, { connections: 10, seconds: 1, headers: getHeaders })
-    await load(mcpUrl, { connections: 10, seconds: 1, headers: mcpHeaders, method: 'POST', body })
+    await load(mcpUrl, { connections: 10, seconds: 1, headers: mcpHeaders, method: 'POST', body, idReplacement: true })
     const gets: Measured[] = []
     const calls: Measured[] = []
     for (let i = 0; i < ROUNDS; i++) {
       gets.push(await measured(async () => await load(getUrl, { connections: 50, seconds: SECONDS, headers: getHeaders })))
-      calls.push(await measured(async () => await load(mcpUrl, { connections: 50, seconds: SECONDS, headers: mcpHeaders, method: 'POST', body })))
+      calls.push(await measured(async () => await load(mcpUrl, { connections: 50, seconds: SECONDS, headers: mcpHeaders, method: 'POST', body, idReplacement: true })))
     }
     if ([...gets, ...calls].some(r => r.non2xx + r.errors > 0)) throw new Error('errors or non-2xx answers during the runs')
     if (fx.hitsOf('/article/') !== hits) throw new Error('the target was fetched again: not a cache hit')

@@ -266,6 +266,38 @@ describe('the hit lane', () => {
     }
   })
 
+  it('answers a repeated tools/call under each new id as the Fastify path does, and hands over what the checks refuse', async () => {
+    const target = `${fx.origin}/article/?lane=memo`
+    await get(lane.pro.url, `/?${qs({ url: target, prerender: 'false' })}`, { 'x-api-key': KEY })
+    const post = (l: Listener, body: string, headers: Record<string, string> = {}): Promise<Answer> =>
+      get(l.url, '/mcp', { 'content-type': 'application/json', 'x-api-key': KEY, 'content-length': String(Buffer.byteLength(body)), ...headers }, 'POST', body)
+    // As the SDK's client writes it: the id last.
+    const call = (id: unknown, args: Record<string, unknown> = { url: target, prerender: false }): string =>
+      JSON.stringify({ method: 'tools/call', params: { name: 'microlink_metadata', arguments: args }, jsonrpc: '2.0', id })
+    let reached = lane.pro.reachedFastify()
+    for (const id of [1, 2, 'a1b2', 3, -4, 'x/y+z', 2]) {
+      const viaLane = await post(lane.pro, call(id))
+      const viaPath = await post(path.pro, call(id))
+      expect(viaLane.body).toBe(viaPath.body)
+      expect(JSON.parse(viaLane.body).id).toBe(id)
+      expect(shape(viaLane)).toEqual(shape(viaPath))
+    }
+    expect(lane.pro.reachedFastify()).toBe(reached)
+    // The same call with arguments the schema refuses, an id the SDK refuses, another tool: Fastify's, as without the lane.
+    for (const body of [call(5, { url: target, prerender: 'sometimes' }), call(5, { url: target, prerender: false, extra: 1 }), call(null), call(1.5), call(5).replace('microlink_metadata', 'microlink_nothing')]) {
+      const viaLane = await post(lane.pro, body)
+      expect(lane.pro.reachedFastify(), body).toBe(++reached)
+      const viaPath = await post(path.pro, body)
+      expect(viaLane.status, body).toBe(viaPath.status)
+      expect(viaLane.body.replace(/"id":"[^"]*"/g, ''), body).toBe(viaPath.body.replace(/"id":"[^"]*"/g, ''))
+    }
+    // A forwarded x-api-header-* makes another request of the same call: not in hand, so Fastify's too.
+    await post(lane.pro, call(6), { 'x-api-header-x-test': '1' })
+    expect(lane.pro.reachedFastify()).toBe(++reached)
+    expect(JSON.parse((await post(lane.pro, call(7))).body).id).toBe(7)
+    expect(lane.pro.reachedFastify()).toBe(reached)
+  })
+
   it('reads the client address as TRUST_PROXY says, as Fastify does (a hop count trusts that many hops)', async () => {
     const query = `/?${qs({ url: `${fx.origin}/article/?lane=proxy` })}`
     for (const [trust, forwarded, sameSubject] of [['1', '192.0.2.7', false], ['127.0.0.1', '192.0.2.8', false], ['false', '192.0.2.9', true]] as const) {
