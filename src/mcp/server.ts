@@ -54,8 +54,6 @@ export interface McpPost {
 export interface McpServer {
   readonly tools: ReadonlyMap<string, PreparedTool>
   handle: (post: McpPost) => Promise<McpAnswer>
-  /** The quick way alone (see quickAnswer): the answer, or undefined when the POST must go the full way. */
-  quick: (post: McpPost) => Promise<McpAnswer> | undefined
   /** The quick way's checks of a parsed message that depend on it alone (see quickAnswer): the call, or undefined. */
   check: (body: unknown) => CheckedCall | undefined
   /** Whether a POST's `mcp-protocol-version` header is one the transport takes (quickAnswer's other check). */
@@ -154,7 +152,6 @@ export function createMcpServer (options: { name: string, version: string, tools
   return {
     tools,
     handle: async (post) => await (quickAnswer(post) ?? transport.handle(post.body, { sse: post.sse, protocolVersion: post.protocolVersion, context: post.call })),
-    quick: quickAnswer,
     check: checkCall,
     takesVersion,
     get pending () { return transport.pending }

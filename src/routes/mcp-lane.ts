@@ -4,6 +4,8 @@
 // itself, so a POST it does not answer is handed to Fastify with that body (markPreread), which parses it as if it
 // came off the socket. It takes nothing it could not answer the same way: a body that is not plain JSON of one
 // message, an `apiKey` argument, SSE, a compressible answer (any accept-encoding), a forwarded host (TRUST_PROXY).
+// A call whose checks passed is kept by its body with the id cut out (routes/mcp-memo.ts): the same call under a new
+// id is neither parsed nor checked again, only looked for in hand, and answered under its own id.
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { AppContext } from '../context.ts'
 import { JSON_TYPE, pretty } from '../http/reply.ts'
