@@ -4,7 +4,7 @@ import type { Logger } from 'pino'
 import type { AppContext } from '../context.ts'
 import type { ExtractOptions } from '../schemas/options.ts'
 import { AppError } from '../errors.ts'
-import { judge, type CacheEntry, type Served } from '../cache/entries.ts'
+import { judge, type CacheEntry, type ReadOrLock, type Served } from '../cache/entries.ts'
 
 export type { Served } from '../cache/entries.ts'
 import { cacheKeyOf } from './cache-key.ts'
@@ -30,10 +30,15 @@ export async function serveExtract (ctx: AppContext, options: ExtractOptions, ru
   const key = run.cacheKey ?? cacheKeyOf(options)
   const timings: Record<string, number> = {}
   const startedAt = Date.now()
+  const lockTtl = options.timeout + LOCK_MARGIN_MS
+  // The flight's lock when the read found no entry and took it (or found it held), in the same round trip.
+  let claim: string | null | undefined
 
   if (!options.force) {
     const t = performance.now()
-    const cached = await readCacheSafely(ctx, key, run.log)
+    const read = await readCacheSafely(ctx, key, lockTtl, run.log)
+    const cached = read.entry
+    claim = read.lock
     timings.cache = performance.now() - t
     if (cached !== undefined) {
       const verdict = judge(cached, options.staleTtl, Date.now())
@@ -53,7 +58,7 @@ export async function serveExtract (ctx: AppContext, options: ExtractOptions, ru
   const flight = await ctx.flights.run(
     key,
     signal => computeAndStore(ctx, key, options, { ...run, signal, status, timings }),
-    { signal: run.signal, lockTtl: options.timeout + LOCK_MARGIN_MS, since: startedAt }
+    { signal: run.signal, lockTtl, since: startedAt, claim }
   )
   const served = flight.computedHere ? status : flight.entry.meta.status
   ctx.metrics.cache(served)
@@ -82,13 +87,14 @@ export function serveHeld (ctx: AppContext, options: ExtractOptions, key: string
   return { entry: held, status: 'HIT', timings: { cache: performance.now() - t } }
 }
 
-async function readCacheSafely (ctx: AppContext, key: string, log: Logger): Promise<CacheEntry | undefined> {
+async function readCacheSafely (ctx: AppContext, key: string, lockTtl: number, log: Logger): Promise<ReadOrLock> {
   try {
-    return await ctx.cache.read(key)
+    return await ctx.flights.read(key, { lockTtl })
   } catch (err) {
-    // A store that is away makes every request a miss rather than an error.
+    // A store that is away makes every request a miss rather than an error (and the flight then computes without
+    // the lock, as the store refuses it too).
     log.warn({ err }, 'cache read failed')
-    return undefined
+    return { entry: undefined }
   }
 }
 
