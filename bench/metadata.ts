@@ -21,6 +21,7 @@ import { createLogger, logDestination } from '../src/logger.ts'
 import { closeContext, createContext } from '../src/context.ts'
 import { buildApp } from '../src/app.ts'
 import { cacheKeyOf } from '../src/pipeline/cache-key.ts'
+import { entryKeyOf } from '../src/cache/entries.ts'
 import { parseQuery } from '../src/schemas/query.ts'
 import { startFixtureServer } from '../test/helpers/fixture-server.ts'
 import { fmt, line, load, median, startRedis } from './lib.ts'
@@ -82,7 +83,7 @@ export async function benchMetadata (): Promise<Record<string, number>> {
       const warm = await fetch(`${proUrl}/?${query}`, { headers: { 'x-api-key': KEY } })
       if (warm.status !== 200) throw new Error(`warm-up failed: ${warm.status}`)
       const options = parseQuery(query, { plan: 'pro', headers: {}, maxTimeout: config.maxTimeout })
-      const entryKey = `pagecast:cache:${cacheKeyOf(options)}`
+      const entryKey = `pagecast:${entryKeyOf(cacheKeyOf(options))}`
 
       const bareRedis = new Redis(redis.url)
       const bare = Fastify()
