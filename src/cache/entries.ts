@@ -1,6 +1,7 @@
 // Cache entries: what a computation produced, how to store it and how to judge it on lookup (docs/api.md §7).
 import { LRUCache } from 'lru-cache'
 import type { Store } from '../store/index.ts'
+import type { FlightLock } from './single-flight.ts'
 import type { StoredFile } from '../storage/index.ts'
 
 export type CacheStatus = 'MISS' | 'HIT' | 'BYPASS' | 'STALE'
@@ -115,7 +116,11 @@ export interface Cache {
   readOrLock (key: string, lockKey: string, ttlMs: number): Promise<ReadOrLock>
   /** The copy held in process (read or written here within hotTtlMs), without asking the store; synchronous. */
   held (key: string): CacheEntry | undefined
-  write (key: string, entry: CacheEntry): Promise<void>
+  /**
+   * With the flight's lock (held by this caller), the entry is written and the lock released in one round trip
+   * (Store.setAndRelease), the lock handed over first; should that fail, a release is still sent.
+   */
+  write (key: string, entry: CacheEntry, lock?: FlightLock): Promise<void>
 }
 
 export interface CacheOptions {
@@ -153,9 +158,20 @@ export function createCache (store: Store, options: CacheOptions = {}): Cache {
     held (key) {
       return hot?.get(key)
     },
-    async write (key, entry) {
+    async write (key, entry, lock) {
       // Kept for 2 x ttl so that an expired copy is still there for staleTtl.
-      await store.set(entryKeyOf(key), serializeEntry(entry), 2 * entry.meta.ttl)
+      const value = serializeEntry(entry)
+      if (lock === undefined) {
+        await store.set(entryKeyOf(key), value, 2 * entry.meta.ttl)
+      } else {
+        lock.handOver()
+        try {
+          await store.setAndRelease(entryKeyOf(key), value, 2 * entry.meta.ttl, lock.key, lock.token)
+        } catch (err) {
+          void store.releaseLock(lock.key, lock.token).catch(() => {})
+          throw err
+        }
+      }
       hot?.set(key, entry)
     }
   }

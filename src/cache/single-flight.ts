@@ -21,6 +21,17 @@ export interface Computation {
   entry: CacheEntry
 }
 
+/**
+ * The flight's lock, given to the computation of the caller that leads, so that its entry's write can release it in
+ * the same round trip (Cache.write): one command after the computation instead of two.
+ */
+export interface FlightLock {
+  key: string
+  token: string
+  /** Called by that write before it is sent: the lease is no longer renewed, and the flight releases nothing. */
+  handOver (): void
+}
+
 export interface Flight<T extends Computation = Computation> {
   entry: CacheEntry
   /** The computation's in-memory result, when it ran in this process (absent when another instance led). */
@@ -52,7 +63,7 @@ export interface SingleFlight {
    * Runs compute() once per key across callers and instances. `since` is the epoch ms after which a
    * cache entry counts as the fruit of the flight we joined (older ones are what we are replacing).
    */
-  run<T extends Computation> (key: string, compute: (signal: AbortSignal) => Promise<T>, options: RunOptions): Promise<Flight<T>>
+  run<T extends Computation> (key: string, compute: (signal: AbortSignal, lock?: FlightLock) => Promise<T>, options: RunOptions): Promise<Flight<T>>
   /** Flights under way in this process (for tests and metrics). */
   size (): number
 }
@@ -113,7 +124,7 @@ export function createSingleFlight (deps: SingleFlightDeps): SingleFlight {
     void deps.store.releaseLock(lockKey, token).catch((err: unknown) => { deps.log.warn({ err }, 'lock release failed') })
   }
 
-  async function leadOrFollow<T extends Computation> (key: string, compute: (signal: AbortSignal) => Promise<T>, signal: AbortSignal, options: RunOptions): Promise<Flight<T>> {
+  async function leadOrFollow<T extends Computation> (key: string, compute: (signal: AbortSignal, lock?: FlightLock) => Promise<T>, signal: AbortSignal, options: RunOptions): Promise<Flight<T>> {
     const lockKey = lockKeyOf(key)
     let claim = options.claim
     for (;;) {
@@ -131,15 +142,17 @@ export function createSingleFlight (deps: SingleFlightDeps): SingleFlight {
       }
       if (token !== null) {
         const stopLease = keepLease(lockKey, token, options.lockTtl)
+        let handedOver = false
+        const lock: FlightLock = { key: lockKey, token, handOver: () => { handedOver = true; stopLease() } }
         try {
-          return here(await compute(signal))
+          return here(await compute(signal, lock))
         } finally {
           stopLease()
-          // Sent once the computation is over, its entry written and acknowledged, so followers elsewhere find the
-          // entry before the lock goes; but nobody waits for the round trip (a cold request would answer a round
-          // trip later). The store's commands keep their order on its connection: what this process asks next, a new
-          // lock on the key included, comes after the release.
-          release(lockKey, token)
+          // Unless the entry's write took it over: sent once the computation is over, its entry written and
+          // acknowledged, so followers elsewhere find the entry before the lock goes; but nobody waits for the round
+          // trip (a cold request would answer a round trip later). The store's commands keep their order on its
+          // connection: what this process asks next, a new lock on the key included, comes after the release.
+          if (!handedOver) release(lockKey, token)
         }
       }
       // Another instance computes: wait for its entry, or for its lock to lapse.
@@ -179,7 +192,7 @@ export function createSingleFlight (deps: SingleFlightDeps): SingleFlight {
       if (inFlight.has(key)) return { entry: await deps.cache.read(key) }
       return await deps.cache.readOrLock(key, lockKeyOf(key), Math.min(leaseMs, options.lockTtl))
     },
-    async run<T extends Computation> (key: string, compute: (signal: AbortSignal) => Promise<T>, options: RunOptions): Promise<Flight<T>> {
+    async run<T extends Computation> (key: string, compute: (signal: AbortSignal, lock?: FlightLock) => Promise<T>, options: RunOptions): Promise<Flight<T>> {
       const running = inFlight.get(key)
       if (running !== undefined) {
         // A lock taken by this caller's read while another caller here started a flight (their reads crossed): the

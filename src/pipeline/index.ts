@@ -10,6 +10,7 @@ export type { Served } from '../cache/entries.ts'
 import { cacheKeyOf } from './cache-key.ts'
 import { abortable, createDeadline } from '../util/abort.ts'
 import { computeEntry, type Computed } from './compute.ts'
+import type { FlightLock } from '../cache/single-flight.ts'
 
 
 /** How one request is served: its deadline and logger, and what its caller knows already. */
@@ -57,7 +58,7 @@ export async function serveExtract (ctx: AppContext, options: ExtractOptions, ru
   const status: 'MISS' | 'BYPASS' = options.force ? 'BYPASS' : 'MISS'
   const flight = await ctx.flights.run(
     key,
-    signal => computeAndStore(ctx, key, options, { ...run, signal, status, timings }),
+    (signal, lock) => computeAndStore(ctx, key, options, { ...run, signal, status, timings }, lock),
     { signal: run.signal, lockTtl, since: startedAt, claim }
   )
   const served = flight.computedHere ? status : flight.entry.meta.status
@@ -102,12 +103,14 @@ async function computeAndStore (
   ctx: AppContext,
   key: string,
   options: ExtractOptions,
-  run: ServeOptions & { status: 'MISS' | 'BYPASS', timings: Record<string, number> }
+  run: ServeOptions & { status: 'MISS' | 'BYPASS', timings: Record<string, number> },
+  lock: FlightLock | undefined
 ): Promise<Computed> {
   const computed = await abortable(computeEntry(ctx, options, { ...run, cacheKey: key, deadline: run.deadline ?? Date.now() + options.timeout }), run.signal)
   const t = performance.now()
   try {
-    await ctx.cache.write(key, computed.entry)
+    // With the flight's lock, released in the same round trip.
+    await ctx.cache.write(key, computed.entry, lock)
   } catch (err) {
     run.log.warn({ err }, 'cache write failed')
   }
@@ -120,7 +123,7 @@ function refreshInBackground (ctx: AppContext, key: string, options: ExtractOpti
   const deadline = createDeadline(options.timeout, () => new AppError('ETIMEOUT'))
   const task = ctx.flights.run(
     key,
-    signal => computeAndStore(ctx, key, options, { signal, log, status: 'MISS', timings: {} }),
+    (signal, lock) => computeAndStore(ctx, key, options, { signal, log, status: 'MISS', timings: {} }, lock),
     { signal: deadline.signal, lockTtl: options.timeout + LOCK_MARGIN_MS, since: Date.now() }
   ).then(
     () => { log.debug('stale entry refreshed') },

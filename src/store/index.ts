@@ -35,6 +35,11 @@ export interface Store {
    * step (one round trip on Redis). The two keys must share a hash tag, so that they are in one Cluster slot.
    */
   readOrLock (key: string, lockKey: string, ttlMs: number): Promise<ReadOrLock>
+  /**
+   * set(), then releaseLock(`lockKey`, token), in one atomic step (one round trip on Redis): whoever finds the lock
+   * gone finds the value. The two keys must share a hash tag, so that they are in one Cluster slot.
+   */
+  setAndRelease (key: string, value: string, ttlMs: number, lockKey: string, token: string): Promise<void>
   /** Releases the lock only if the token still owns it. */
   releaseLock (key: string, token: string): Promise<void>
   /** Extends the lock to ttlMs from now if the token still owns it; false when it lapsed or another holds it. */

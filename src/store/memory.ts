@@ -50,6 +50,10 @@ export function createMemoryStore (options: { maxEntries: number, maxCounters?: 
       const value = values.get(key)
       return value === undefined ? { value: null, token: acquire(lockKey, ttlMs) } : { value }
     },
+    async setAndRelease (key, value, ttlMs, lockKey, token) {
+      values.set(key, value, { ttl: Math.max(1, Math.round(ttlMs)) })
+      if (locks.get(lockKey)?.token === token) locks.delete(lockKey)
+    },
     async releaseLock (key, token) {
       if (locks.get(key)?.token === token) locks.delete(key)
     },

@@ -120,6 +120,22 @@ export function storeContract (name: string, make: () => Promise<Store>): void {
       expect(await store.readOrLock(`${ns}{rc}:value`, `${ns}{rc}:lock`, 80)).toEqual({ value: null, token: expect.any(String) })
     })
 
+    it('stores a value and releases a lock in one step, the lock only for its owner', async () => {
+      const key = `${ns}{sr}:value`
+      const lock = `${ns}{sr}:lock`
+      const token = await store.acquireLock(lock, 5_000)
+      await store.setAndRelease(key, 'first', 60_000, lock, 'not-the-owner')
+      expect(await store.get(key)).toBe('first')
+      expect(await store.acquireLock(lock, 5_000)).toBeNull()
+      await store.setAndRelease(key, 'second', 60_000, lock, token!)
+      expect(await store.get(key)).toBe('second')
+      expect(await store.readOrLock(key, lock, 5_000)).toEqual({ value: 'second' })
+      expect(await store.acquireLock(lock, 5_000)).toEqual(expect.any(String))
+      await store.setAndRelease(`${ns}{sr}:short`, 'x', 60, lock, 'none')
+      await new Promise(r => setTimeout(r, 120))
+      expect(await store.get(`${ns}{sr}:short`)).toBeNull()
+    })
+
     it('reports health', async () => {
       expect(await store.health()).toBe(true)
     })

@@ -135,7 +135,7 @@ async function watch (key: string): Promise<{ settled (): Promise<string[][]>, s
 describe('the read before the flight (one round trip for a miss)', () => {
   const run = { signal: new AbortController().signal, lockTtl: 30_000 }
 
-  it('takes the lock in the read of a miss: one command before the computation, then the write and the release', async () => {
+  it('takes the lock in the read of a miss and releases it in the entry\'s write: one command before the computation, one after', async () => {
     const key = `cold-${Date.now()}`
     const a = instance()
     const watched = await watch(key)
@@ -143,21 +143,24 @@ describe('the read before the flight (one round trip for a miss)', () => {
       const read = await a.flights.read(key, { lockTtl: 30_000 })
       expect(read).toEqual({ entry: undefined, lock: expect.any(String) })
       let before: string[][] = []
-      const flight = await a.flights.run(key, async () => {
+      let held: string | null = null
+      const flight = await a.flights.run(key, async (_signal, lock) => {
         before = await watched.settled()
+        held = await a.store.get(lockKeyOf(key))
         const written = entry('cold')
-        await a.cache.write(key, written)
+        await a.cache.write(key, written, lock)
         return { entry: written }
       }, { ...run, since: Date.now(), claim: read.lock })
       expect(flight.computedHere).toBe(true)
+      expect(held).toBe(read.lock)
       expect(before.map(c => c[0])).toEqual(['script'])
       expect(before[0]).toEqual(expect.arrayContaining([`cache:{${key}}`, `lock:{${key}}`]))
-      await new Promise(r => setTimeout(r, 50))
-      const all = await watched.settled()
-      expect(all.map(c => c[0])).toEqual(['script', 'set', 'script'])
-      expect(all[1]![1]).toBe(`cache:{${key}}`)
-      expect(all[2]).toContain(`lock:{${key}}`)
+      // Released with the write, before the flight's answer: nothing comes after it.
       expect(await a.store.get(lockKeyOf(key))).toBeNull()
+      const all = await watched.settled()
+      expect(all.map(c => c[0])).toEqual(['script', 'get', 'script', 'get'])
+      expect(all[2]).toEqual(expect.arrayContaining([`cache:{${key}}`, `lock:{${key}}`, read.lock]))
+      expect(await a.store.get(`cache:{${key}}`)).toMatch(/\ncold$/)
     } finally {
       watched.stop()
     }
