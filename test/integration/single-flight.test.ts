@@ -9,6 +9,10 @@ import { createRedisStore } from '../../src/store/redis.ts'
 import { createCache, type CacheEntry } from '../../src/cache/entries.ts'
 import { createSingleFlight, lockKeyOf, type SingleFlight } from '../../src/cache/single-flight.ts'
 import type { Store } from '../../src/store/index.ts'
+import { cacheKeyOf } from '../../src/pipeline/cache-key.ts'
+import { parseQuery } from '../../src/schemas/query.ts'
+import { build, qs } from '../helpers/build.ts'
+import { startFixtureServer } from '../helpers/fixture-server.ts'
 
 const log = pino({ level: 'silent' })
 const PREFIX = 'pagecast-sf-test:'
@@ -223,5 +227,35 @@ describe('the read before the flight (one round trip for a miss)', () => {
     const flights = await Promise.all([follower, joined])
     expect(computed).toBe(1)
     expect(flights.map(f => f.entry.body)).toEqual(['crossed', 'crossed'])
+  })
+})
+
+describe('a cold request to the service on Redis', () => {
+  it('asks Redis twice for a miss (read or lock, then write and release), once for a hit read from Redis, not at all for a held one', async () => {
+    const fx = await startFixtureServer()
+    const env = { ALLOW_PRIVATE_HOSTS: fx.host, API_KEYS: 'k', REDIS_URL: inject('redisUrl') }
+    const [one, two] = [await build(env), await build(env)]
+    const query = qs({ url: `${fx.origin}/plain/?sf=${Date.now()}` })
+    const key = cacheKeyOf(parseQuery(query, { plan: 'pro', headers: {}, maxTimeout: one.config.maxTimeout }))
+    const watched = await watch(key)
+    const get = async (app: typeof one): Promise<string | undefined> =>
+      (await app.pro.inject({ url: `/?${query}`, headers: { 'x-api-key': 'k' } })).headers['x-cache-status'] as string | undefined
+    try {
+      expect(await get(one)).toBe('MISS')
+      const miss = await watched.settled()
+      expect(miss.map(c => c[0])).toEqual(['script', 'script'])
+      for (const command of miss) expect(command).toEqual(expect.arrayContaining([`pagecast:cache:{${key}}`, `pagecast:lock:{${key}}`]))
+      expect(await get(one)).toBe('HIT')
+      expect(await watched.settled()).toHaveLength(2)
+      // Another instance reads it from Redis: one script, which finds the entry and takes no lock.
+      expect(await get(two)).toBe('HIT')
+      expect((await watched.settled()).map(c => c[0])).toEqual(['script', 'script', 'script'])
+      expect(await one.ctx.store.get(lockKeyOf(key))).toBeNull()
+    } finally {
+      watched.stop()
+      await one.close()
+      await two.close()
+      await fx.close()
+    }
   })
 })
