@@ -195,8 +195,8 @@ export function createSingleFlight (deps: SingleFlightDeps): SingleFlight {
     async run<T extends Computation> (key: string, compute: (signal: AbortSignal, lock?: FlightLock) => Promise<T>, options: RunOptions): Promise<Flight<T>> {
       const running = inFlight.get(key)
       if (running !== undefined) {
-        // A lock taken by this caller's read while another caller here started a flight (their reads crossed): the
-        // flight under way leads or follows with its own, so this one goes.
+        // A lock taken by this caller's read while another caller here, whose read found it held, started a flight
+        // (their reads crossed): that flight follows, polling the lock, so this one goes and the flight takes it.
         if (typeof options.claim === 'string') release(lockKeyOf(key), options.claim)
         // One key, one kind of computation: what the leader computed is what this caller would have.
         const flight = await join(running, options.signal) as Flight<T>
