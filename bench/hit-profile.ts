@@ -10,6 +10,7 @@ import { createLogger, logDestination } from '../src/logger.ts'
 import { closeContext, createContext } from '../src/context.ts'
 import { buildApp } from '../src/app.ts'
 import { cacheKeyOf } from '../src/pipeline/cache-key.ts'
+import { entryKeyOf } from '../src/cache/entries.ts'
 import { parseQuery } from '../src/schemas/query.ts'
 import { startFixtureServer } from '../test/helpers/fixture-server.ts'
 import { load, profiled, startRedis } from './lib.ts'
@@ -29,7 +30,7 @@ const url = await app.listen({ port: 0, host: '127.0.0.1' })
 const query = `url=${encodeURIComponent(`${fx.origin}/article/`)}`
 const warm = await fetch(`${url}/?${query}`, { headers: target === 'free' ? {} : { 'x-api-key': KEY } })
 if (warm.status !== 200) throw new Error(`warm-up failed: ${warm.status}`)
-const entryKey = `pagecast:cache:${cacheKeyOf(parseQuery(query, { plan: 'pro', headers: {}, maxTimeout: config.maxTimeout }))}`
+const entryKey = `pagecast:${entryKeyOf(cacheKeyOf(parseQuery(query, { plan: 'pro', headers: {}, maxTimeout: config.maxTimeout })))}`
 const bareRedis = new Redis(redis.url)
 const bare = Fastify()
 bare.get('/', async (_req, reply) => await reply.type('application/json; charset=utf-8').send(await bareRedis.get(entryKey)))

@@ -1,6 +1,8 @@
 // Issue 2's benchmark: (a) cache hits through a real listener against a bare Fastify route serving one
 // Redis GET of the same value; (b) a cold metadata request against raw undici + metascraper + the same
 // image and logo probes, on the same fixture page. Loopback only; bounded in time.
+import path from 'node:path'
+import { pathToFileURL } from 'node:url'
 import Fastify from 'fastify'
 import { Redis } from 'ioredis'
 import { request } from 'undici'
@@ -21,6 +23,7 @@ import { createLogger, logDestination } from '../src/logger.ts'
 import { closeContext, createContext } from '../src/context.ts'
 import { buildApp } from '../src/app.ts'
 import { cacheKeyOf } from '../src/pipeline/cache-key.ts'
+import { entryKeyOf } from '../src/cache/entries.ts'
 import { parseQuery } from '../src/schemas/query.ts'
 import { startFixtureServer } from '../test/helpers/fixture-server.ts'
 import { fmt, line, load, median, startRedis } from './lib.ts'
@@ -60,18 +63,32 @@ export function coldSides (proUrl: string): { raw: (url: string) => Promise<void
   }
 }
 
+/** Another checkout's service on `env`, in this process: its own modules, its own context. */
+async function startBase (root: string, env: Record<string, string>): Promise<{ url: string, close (): Promise<void> }> {
+  const from = async <T> (file: string): Promise<T> => await import(pathToFileURL(path.resolve(root, 'src', file)).href) as T
+  const config = (await from<typeof import('../src/config.ts')>('config.ts')).loadConfig(env)
+  const logger = await from<typeof import('../src/logger.ts')>('logger.ts')
+  const context = await from<typeof import('../src/context.ts')>('context.ts')
+  const ctx = await context.createContext(config, logger.createLogger({ level: 'info', destination: logger.logDestination('/dev/null') }))
+  const app = await (await from<typeof import('../src/app.ts')>('app.ts')).buildApp(ctx, { plan: 'pro' })
+  const url = await app.listen({ port: 0, host: '127.0.0.1' })
+  return { url, close: async () => { await app.close(); await context.closeContext(ctx) } }
+}
+
 export async function benchMetadata (): Promise<Record<string, number>> {
   const redis = await startRedis()
   const fx = await startFixtureServer()
   // Logged as in production (info, batched asynchronous writes: logDestination), to /dev/null.
   const sink = logDestination('/dev/null')
-  const config = loadConfig({ REDIS_URL: redis.url, API_KEYS: KEY, ALLOW_PRIVATE_HOSTS: fx.host, FREE_DAILY_LIMIT: '1000000000', LOG_LEVEL: 'info', STORAGE_SCOPE: 'instance' })
+  const env = { API_KEYS: KEY, ALLOW_PRIVATE_HOSTS: fx.host, FREE_DAILY_LIMIT: '1000000000', LOG_LEVEL: 'info', STORAGE_SCOPE: 'instance' }
+  const config = loadConfig({ ...env, REDIS_URL: redis.url })
   const ctx = await createContext(config, createLogger({ level: 'info', destination: sink }))
   const pro = await buildApp(ctx, { plan: 'pro' })
   const free = await buildApp(ctx, { plan: 'free' })
   const proUrl = await pro.listen({ port: 0, host: '127.0.0.1' })
   const freeUrl = await free.listen({ port: 0, host: '127.0.0.1' })
   const figures: Record<string, number> = {}
+  let base: Awaited<ReturnType<typeof startBase>> | undefined
 
   try {
     // BENCH_METADATA_PART=hits runs only (a), =cold only (b).
@@ -82,7 +99,7 @@ export async function benchMetadata (): Promise<Record<string, number>> {
       const warm = await fetch(`${proUrl}/?${query}`, { headers: { 'x-api-key': KEY } })
       if (warm.status !== 200) throw new Error(`warm-up failed: ${warm.status}`)
       const options = parseQuery(query, { plan: 'pro', headers: {}, maxTimeout: config.maxTimeout })
-      const entryKey = `pagecast:cache:${cacheKeyOf(options)}`
+      const entryKey = `pagecast:${entryKeyOf(cacheKeyOf(options))}`
 
       const bareRedis = new Redis(redis.url)
       const bare = Fastify()
@@ -128,24 +145,42 @@ export async function benchMetadata (): Promise<Record<string, number>> {
 
     // (b) cold metadata requests, sequential, distinct URLs, against the raw pipeline on the same page
     const { raw, ours } = coldSides(proUrl)
-    const rounds = 60
+    // BENCH_METADATA_BASE=<another checkout>: that tree's service (in this process, on the same Redis) runs in the
+    // same rounds, for before and after side by side. BENCH_COLD_ROUNDS: the timed rounds (60).
+    base = process.env.BENCH_METADATA_BASE === undefined ? undefined : await startBase(process.env.BENCH_METADATA_BASE, { ...env, REDIS_URL: redis.url })
+    const before = base === undefined ? undefined : coldSides(base.url).ours
+    const rounds = Number(process.env.BENCH_COLD_ROUNDS ?? 60)
     // Warm-up to steady state: the service's path has far more code for the JIT to compile than the raw one.
-    for (let i = 0; i < 150; i++) { await raw(`${fx.origin}/article/?w=${i}`); await ours(`${fx.origin}/article/?w=${i}`) }
+    for (let i = 0; i < 150; i++) {
+      await raw(`${fx.origin}/article/?w=${i}`)
+      await ours(`${fx.origin}/article/?w=${i}`)
+      await before?.(`${fx.origin}/article/?bw=${i}`)
+    }
     const rawTimes: number[] = []
     const ourTimes: number[] = []
+    const baseTimes: number[] = []
     for (let i = 0; i < rounds; i++) {
       // Interleaved so that both see the same machine state.
       let t = performance.now()
       await raw(`${fx.origin}/article/?r=${i}`)
       rawTimes.push(performance.now() - t)
-      t = performance.now()
-      await ours(`${fx.origin}/article/?o=${i}`)
-      ourTimes.push(performance.now() - t)
+      // With a base, the two trees take turns at going first.
+      const order = before === undefined ? [ours] : i % 2 === 0 ? [ours, before] : [before, ours]
+      for (const side of order) {
+        t = performance.now()
+        await side(`${fx.origin}/article/?${side === ours ? 'o' : 'b'}=${i}`)
+        ;(side === ours ? ourTimes : baseTimes).push(performance.now() - t)
+      }
     }
     figures.coldMsOurs = median(ourTimes)
     figures.coldMsRaw = median(rawTimes)
     figures.coldRatio = figures.coldMsOurs / figures.coldMsRaw
+    if (before !== undefined) {
+      figures.coldMsBase = median(baseTimes)
+      figures.coldRatioBase = figures.coldMsBase / figures.coldMsRaw
+    }
   } finally {
+    await base?.close()
     await pro.close()
     await free.close()
     await closeContext(ctx)
@@ -161,6 +196,7 @@ export function printMetadata (f: Record<string, number>): void {
   if (f.coldRatio === undefined) return
   line(`(b) cold metadata request: pagecast ${fmt(f.coldMsOurs!)} ms, raw undici + metascraper + probes ${fmt(f.coldMsRaw!)} ms (median)`)
   line(`    ratio ${fmt(f.coldRatio!)} (target <= 1.20)`)
+  if (f.coldRatioBase !== undefined) line(`    the base tree (BENCH_METADATA_BASE), same rounds: ${fmt(f.coldMsBase!)} ms, ratio ${fmt(f.coldRatioBase)}`)
 }
 
 function printHits (f: Record<string, number>): void {

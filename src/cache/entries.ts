@@ -1,6 +1,7 @@
 // Cache entries: what a computation produced, how to store it and how to judge it on lookup (docs/api.md §7).
 import { LRUCache } from 'lru-cache'
 import type { Store } from '../store/index.ts'
+import type { FlightLock } from './single-flight.ts'
 import type { StoredFile } from '../storage/index.ts'
 
 export type CacheStatus = 'MISS' | 'HIT' | 'BYPASS' | 'STALE'
@@ -65,7 +66,13 @@ export type Lookup =
   | { kind: 'stale', entry: CacheEntry }
   | { kind: 'miss' }
 
-const PREFIX = 'cache:'
+/**
+ * The store's key of an entry: the cache key in a hash tag, as its single-flight lock's (lockKeyOf in
+ * single-flight.ts), so the two are in one Cluster slot and one script can read the one and take the other.
+ */
+export function entryKeyOf (key: string): string {
+  return `cache:{${key}}`
+}
 
 export function serializeEntry (entry: CacheEntry): string {
   return `${JSON.stringify(entry.meta)}\n${entry.body}`
@@ -92,12 +99,28 @@ export function judge (entry: CacheEntry, staleTtl: number | false, now: number)
   return left < staleTtl ? { kind: 'stale', entry } : { kind: 'hit', entry }
 }
 
+/** What readOrLock found: the entry, or, when the store had none, the lock's token (null: another holds it). */
+export interface ReadOrLock {
+  entry: CacheEntry | undefined
+  /** Absent when no lock was asked for: the entry was there (or held in process), or its stored form was unreadable. */
+  lock?: string | null
+}
+
 export interface Cache {
   /** `shared: true` skips the in-process copy and asks the store itself. */
   read (key: string, options?: { shared?: boolean }): Promise<CacheEntry | undefined>
+  /**
+   * read(), but when the store has no entry, the lock at `lockKey` (which shares the entry's hash tag) is taken for
+   * ttlMs in the same round trip (Store.readOrLock). An entry found, in process or in the store, takes no lock.
+   */
+  readOrLock (key: string, lockKey: string, ttlMs: number): Promise<ReadOrLock>
   /** The copy held in process (read or written here within hotTtlMs), without asking the store; synchronous. */
   held (key: string): CacheEntry | undefined
-  write (key: string, entry: CacheEntry): Promise<void>
+  /**
+   * With the flight's lock (held by this caller), the entry is written and the lock released in one round trip
+   * (Store.setAndRelease), the lock handed over first; should that fail, a release is still sent.
+   */
+  write (key: string, entry: CacheEntry, lock?: FlightLock): Promise<void>
 }
 
 export interface CacheOptions {
@@ -114,21 +137,41 @@ export interface CacheOptions {
 export function createCache (store: Store, options: CacheOptions = {}): Cache {
   const hotTtl = options.hotTtlMs ?? 1000
   const hot = hotTtl > 0 ? new LRUCache<string, CacheEntry>({ max: options.hotMaxEntries ?? 1000, ttl: hotTtl }) : undefined
+  /** The entry of a stored string, kept in process. */
+  function kept (key: string, raw: string | null): CacheEntry | undefined {
+    const entry = raw === null ? undefined : parseEntry(raw)
+    if (entry !== undefined) hot?.set(key, entry)
+    return entry
+  }
   return {
     async read (key, readOptions) {
       const local = readOptions?.shared === true ? undefined : hot?.get(key)
       if (local !== undefined) return local
-      const raw = await store.get(PREFIX + key)
-      const entry = raw === null ? undefined : parseEntry(raw)
-      if (entry !== undefined) hot?.set(key, entry)
-      return entry
+      return kept(key, await store.get(entryKeyOf(key)))
+    },
+    async readOrLock (key, lockKey, ttlMs) {
+      const local = hot?.get(key)
+      if (local !== undefined) return { entry: local }
+      const found = await store.readOrLock(entryKeyOf(key), lockKey, ttlMs)
+      return found.value === null ? { entry: undefined, lock: found.token } : { entry: kept(key, found.value) }
     },
     held (key) {
       return hot?.get(key)
     },
-    async write (key, entry) {
+    async write (key, entry, lock) {
       // Kept for 2 x ttl so that an expired copy is still there for staleTtl.
-      await store.set(PREFIX + key, serializeEntry(entry), 2 * entry.meta.ttl)
+      const value = serializeEntry(entry)
+      if (lock === undefined) {
+        await store.set(entryKeyOf(key), value, 2 * entry.meta.ttl)
+      } else {
+        lock.handOver()
+        try {
+          await store.setAndRelease(entryKeyOf(key), value, 2 * entry.meta.ttl, lock.key, lock.token)
+        } catch (err) {
+          void store.releaseLock(lock.key, lock.token).catch(() => {})
+          throw err
+        }
+      }
       hot?.set(key, entry)
     }
   }

@@ -4,17 +4,32 @@
 // (LOCK_LEASE_MS) that the holder renews while it computes, so the lock of a holder that died lapses within
 // a few seconds instead of after the whole request's time.
 //
+// The lock can be taken by the read that comes before the flight (read(): the entry, or when the store has none, the
+// lock in the same round trip), and handed to run() as its `claim`: a cold request then asks the store once before
+// it computes, not twice.
+//
 // The computation gets a signal of its own that aborts only when every caller waiting on it in this
 // process has gone (deadline passed or client disconnected), so one impatient client never fails the
 // others, and a render nobody waits for any more leaves the browser queue.
 import type { Logger } from 'pino'
 import type { Store } from '../store/index.ts'
-import type { Cache, CacheEntry } from './entries.ts'
+import type { Cache, CacheEntry, ReadOrLock } from './entries.ts'
 import { abortReason, abortable, sleep, throwIfAborted } from '../util/abort.ts'
 
 /** What a computation gives: at least the entry it wrote; the caller may add what it keeps in memory besides. */
 export interface Computation {
   entry: CacheEntry
+}
+
+/**
+ * The flight's lock, given to the computation of the caller that leads, so that its entry's write can release it in
+ * the same round trip (Cache.write): one command after the computation instead of two.
+ */
+export interface FlightLock {
+  key: string
+  token: string
+  /** Called by that write before it is sent: the lease is no longer renewed, and the flight releases nothing. */
+  handOver (): void
 }
 
 export interface Flight<T extends Computation = Computation> {
@@ -25,17 +40,38 @@ export interface Flight<T extends Computation = Computation> {
   computedHere: boolean
 }
 
+export interface RunOptions {
+  signal: AbortSignal
+  lockTtl: number
+  since: number
+  /**
+   * The `lock` of the read() just before, for this key: its token (this caller holds the lock: the flight leads
+   * with it, or releases it when it joins a flight under way here), or null (another instance holds it: the flight
+   * follows). Absent: the flight asks for the lock itself.
+   */
+  claim?: string | null
+}
+
 export interface SingleFlight {
+  /**
+   * The cache read before run(): the entry, held in process or stored; when the store has none and no flight for
+   * the key is under way in this process, the flight's lock is asked for in the same round trip (Cache.readOrLock),
+   * for lockTtl as run() would, and its outcome is `lock`, to be passed to run() as `claim`.
+   */
+  read (key: string, options: { lockTtl: number }): Promise<ReadOrLock>
   /**
    * Runs compute() once per key across callers and instances. `since` is the epoch ms after which a
    * cache entry counts as the fruit of the flight we joined (older ones are what we are replacing).
    */
-  run<T extends Computation> (key: string, compute: (signal: AbortSignal) => Promise<T>, options: { signal: AbortSignal, lockTtl: number, since: number }): Promise<Flight<T>>
+  run<T extends Computation> (key: string, compute: (signal: AbortSignal, lock?: FlightLock) => Promise<T>, options: RunOptions): Promise<Flight<T>>
   /** Flights under way in this process (for tests and metrics). */
   size (): number
 }
 
-const LOCK_PREFIX = 'lock:'
+/** The store's key of a flight's lock: the cache key in the hash tag of its entry's (entryKeyOf), one Cluster slot. */
+export function lockKeyOf (key: string): string {
+  return `lock:{${key}}`
+}
 /** The lock's lease: a dead holder's lock lapses this long after its last renewal. */
 export const LOCK_LEASE_MS = 3000
 
@@ -84,13 +120,20 @@ export function createSingleFlight (deps: SingleFlightDeps): SingleFlight {
     return () => { clearInterval(timer) }
   }
 
-  async function leadOrFollow<T extends Computation> (key: string, compute: (signal: AbortSignal) => Promise<T>, signal: AbortSignal, options: { lockTtl: number, since: number }): Promise<Flight<T>> {
-    const lockKey = LOCK_PREFIX + key
+  function release (lockKey: string, token: string): void {
+    void deps.store.releaseLock(lockKey, token).catch((err: unknown) => { deps.log.warn({ err }, 'lock release failed') })
+  }
+
+  async function leadOrFollow<T extends Computation> (key: string, compute: (signal: AbortSignal, lock?: FlightLock) => Promise<T>, signal: AbortSignal, options: RunOptions): Promise<Flight<T>> {
+    const lockKey = lockKeyOf(key)
+    let claim = options.claim
     for (;;) {
       throwIfAborted(signal)
       let token: string | null
       try {
-        token = await deps.store.acquireLock(lockKey, Math.min(leaseMs, options.lockTtl))
+        // The read's claim, the first time round; the store's answer after that.
+        token = claim !== undefined ? claim : await deps.store.acquireLock(lockKey, Math.min(leaseMs, options.lockTtl))
+        claim = undefined
       } catch (err) {
         // The store is away: compute here without the cross-instance lock (the in-process map still
         // dedupes) rather than fail the request; locks work again once the store is back.
@@ -99,15 +142,17 @@ export function createSingleFlight (deps: SingleFlightDeps): SingleFlight {
       }
       if (token !== null) {
         const stopLease = keepLease(lockKey, token, options.lockTtl)
+        let handedOver = false
+        const lock: FlightLock = { key: lockKey, token, handOver: () => { handedOver = true; stopLease() } }
         try {
-          return here(await compute(signal))
+          return here(await compute(signal, lock))
         } finally {
           stopLease()
-          // Sent once the computation is over, its entry written and acknowledged, so followers elsewhere find the
-          // entry before the lock goes; but nobody waits for the round trip (a cold request would answer a round
-          // trip later). The store's commands keep their order on its connection: what this process asks next, a new
-          // lock on the key included, comes after the release.
-          void deps.store.releaseLock(lockKey, token).catch((err: unknown) => { deps.log.warn({ err }, 'lock release failed') })
+          // Unless the entry's write took it over: sent once the computation is over, its entry written and
+          // acknowledged, so followers elsewhere find the entry before the lock goes; but nobody waits for the round
+          // trip (a cold request would answer a round trip later). The store's commands keep their order on its
+          // connection: what this process asks next, a new lock on the key included, comes after the release.
+          if (!handedOver) release(lockKey, token)
         }
       }
       // Another instance computes: wait for its entry, or for its lock to lapse.
@@ -142,9 +187,17 @@ export function createSingleFlight (deps: SingleFlightDeps): SingleFlight {
   }
 
   return {
-    async run<T extends Computation> (key: string, compute: (signal: AbortSignal) => Promise<T>, options: { signal: AbortSignal, lockTtl: number, since: number }): Promise<Flight<T>> {
+    async read (key, options) {
+      // A flight under way here is joined by run(): its lock is not ours to ask for.
+      if (inFlight.has(key)) return { entry: await deps.cache.read(key) }
+      return await deps.cache.readOrLock(key, lockKeyOf(key), Math.min(leaseMs, options.lockTtl))
+    },
+    async run<T extends Computation> (key: string, compute: (signal: AbortSignal, lock?: FlightLock) => Promise<T>, options: RunOptions): Promise<Flight<T>> {
       const running = inFlight.get(key)
       if (running !== undefined) {
+        // A lock taken by this caller's read while another caller here, whose read found it held, started a flight
+        // (their reads crossed): that flight follows, polling the lock, so this one goes and the flight takes it.
+        if (typeof options.claim === 'string') release(lockKeyOf(key), options.claim)
         // One key, one kind of computation: what the leader computed is what this caller would have.
         const flight = await join(running, options.signal) as Flight<T>
         return { ...flight, computedHere: false }

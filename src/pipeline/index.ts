@@ -4,12 +4,13 @@ import type { Logger } from 'pino'
 import type { AppContext } from '../context.ts'
 import type { ExtractOptions } from '../schemas/options.ts'
 import { AppError } from '../errors.ts'
-import { judge, type CacheEntry, type Served } from '../cache/entries.ts'
+import { judge, type CacheEntry, type ReadOrLock, type Served } from '../cache/entries.ts'
 
 export type { Served } from '../cache/entries.ts'
 import { cacheKeyOf } from './cache-key.ts'
 import { abortable, createDeadline } from '../util/abort.ts'
 import { computeEntry, type Computed } from './compute.ts'
+import type { FlightLock } from '../cache/single-flight.ts'
 
 
 /** How one request is served: its deadline and logger, and what its caller knows already. */
@@ -30,10 +31,15 @@ export async function serveExtract (ctx: AppContext, options: ExtractOptions, ru
   const key = run.cacheKey ?? cacheKeyOf(options)
   const timings: Record<string, number> = {}
   const startedAt = Date.now()
+  const lockTtl = options.timeout + LOCK_MARGIN_MS
+  // The flight's lock when the read found no entry and took it (or found it held), in the same round trip.
+  let claim: string | null | undefined
 
   if (!options.force) {
     const t = performance.now()
-    const cached = await readCacheSafely(ctx, key, run.log)
+    const read = await readCacheSafely(ctx, key, lockTtl, run.log)
+    const cached = read.entry
+    claim = read.lock
     timings.cache = performance.now() - t
     if (cached !== undefined) {
       const verdict = judge(cached, options.staleTtl, Date.now())
@@ -52,8 +58,8 @@ export async function serveExtract (ctx: AppContext, options: ExtractOptions, ru
   const status: 'MISS' | 'BYPASS' = options.force ? 'BYPASS' : 'MISS'
   const flight = await ctx.flights.run(
     key,
-    signal => computeAndStore(ctx, key, options, { ...run, signal, status, timings }),
-    { signal: run.signal, lockTtl: options.timeout + LOCK_MARGIN_MS, since: startedAt }
+    (signal, lock) => computeAndStore(ctx, key, options, { ...run, signal, status, timings }, lock),
+    { signal: run.signal, lockTtl, since: startedAt, claim }
   )
   const served = flight.computedHere ? status : flight.entry.meta.status
   ctx.metrics.cache(served)
@@ -82,13 +88,14 @@ export function serveHeld (ctx: AppContext, options: ExtractOptions, key: string
   return { entry: held, status: 'HIT', timings: { cache: performance.now() - t } }
 }
 
-async function readCacheSafely (ctx: AppContext, key: string, log: Logger): Promise<CacheEntry | undefined> {
+async function readCacheSafely (ctx: AppContext, key: string, lockTtl: number, log: Logger): Promise<ReadOrLock> {
   try {
-    return await ctx.cache.read(key)
+    return await ctx.flights.read(key, { lockTtl })
   } catch (err) {
-    // A store that is away makes every request a miss rather than an error.
+    // A store that is away makes every request a miss rather than an error (and the flight then computes without
+    // the lock, as the store refuses it too).
     log.warn({ err }, 'cache read failed')
-    return undefined
+    return { entry: undefined }
   }
 }
 
@@ -96,12 +103,14 @@ async function computeAndStore (
   ctx: AppContext,
   key: string,
   options: ExtractOptions,
-  run: ServeOptions & { status: 'MISS' | 'BYPASS', timings: Record<string, number> }
+  run: ServeOptions & { status: 'MISS' | 'BYPASS', timings: Record<string, number> },
+  lock: FlightLock | undefined
 ): Promise<Computed> {
   const computed = await abortable(computeEntry(ctx, options, { ...run, cacheKey: key, deadline: run.deadline ?? Date.now() + options.timeout }), run.signal)
   const t = performance.now()
   try {
-    await ctx.cache.write(key, computed.entry)
+    // With the flight's lock, released in the same round trip.
+    await ctx.cache.write(key, computed.entry, lock)
   } catch (err) {
     run.log.warn({ err }, 'cache write failed')
   }
@@ -114,7 +123,7 @@ function refreshInBackground (ctx: AppContext, key: string, options: ExtractOpti
   const deadline = createDeadline(options.timeout, () => new AppError('ETIMEOUT'))
   const task = ctx.flights.run(
     key,
-    signal => computeAndStore(ctx, key, options, { signal, log, status: 'MISS', timings: {} }),
+    (signal, lock) => computeAndStore(ctx, key, options, { signal, log, status: 'MISS', timings: {} }, lock),
     { signal: deadline.signal, lockTtl: options.timeout + LOCK_MARGIN_MS, since: Date.now() }
   ).then(
     () => { log.debug('stale entry refreshed') },

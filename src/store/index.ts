@@ -14,6 +14,9 @@ export interface WindowHit {
   resetAt: number
 }
 
+/** What readOrLock found: the value, or none and whether the lock was taken (its token) or is held by another (null). */
+export type ReadOrLock = { value: string } | { value: null, token: string | null }
+
 export interface Store {
   readonly kind: 'redis' | 'memory'
   get (key: string): Promise<string | null>
@@ -27,6 +30,16 @@ export interface Store {
   hitWindow (key: string, limit: number, windowMs: number): Promise<WindowHit>
   /** SET NX PX: returns a token when the lock was taken, null when someone holds it. */
   acquireLock (key: string, ttlMs: number): Promise<string | null>
+  /**
+   * The value at `key` when there is one (no lock is taken); else acquireLock(`lockKey`, ttlMs), in the same atomic
+   * step (one round trip on Redis). The two keys must share a hash tag, so that they are in one Cluster slot.
+   */
+  readOrLock (key: string, lockKey: string, ttlMs: number): Promise<ReadOrLock>
+  /**
+   * set(), then releaseLock(`lockKey`, token), in one atomic step (one round trip on Redis): whoever finds the lock
+   * gone finds the value. The two keys must share a hash tag, so that they are in one Cluster slot.
+   */
+  setAndRelease (key: string, value: string, ttlMs: number, lockKey: string, token: string): Promise<void>
   /** Releases the lock only if the token still owns it. */
   releaseLock (key: string, token: string): Promise<void>
   /** Extends the lock to ttlMs from now if the token still owns it; false when it lapsed or another holds it. */

@@ -2,7 +2,7 @@
 // One instance only: nothing here is shared across processes.
 import { randomUUID } from 'node:crypto'
 import { LRUCache } from 'lru-cache'
-import type { Store, WindowHit } from './index.ts'
+import type { ReadOrLock, Store, WindowHit } from './index.ts'
 
 interface Counter { count: number, resetAt: number }
 
@@ -11,6 +11,15 @@ export function createMemoryStore (options: { maxEntries: number, maxCounters?: 
   // Counters live apart from cache entries so that cache pressure never resets anybody's quota.
   const counters = new LRUCache<string, Counter>({ max: options.maxCounters ?? 100_000 })
   const locks = new Map<string, { token: string, expiresAt: number }>()
+
+  function acquire (key: string, ttlMs: number): string | null {
+    const now = Date.now()
+    const held = locks.get(key)
+    if (held !== undefined && held.expiresAt > now) return null
+    const token = randomUUID()
+    locks.set(key, { token, expiresAt: now + ttlMs })
+    return token
+  }
 
   return {
     kind: 'memory',
@@ -35,12 +44,15 @@ export function createMemoryStore (options: { maxEntries: number, maxCounters?: 
       return { allowed: true, count: counter.count, resetAt: counter.resetAt }
     },
     async acquireLock (key, ttlMs) {
-      const now = Date.now()
-      const held = locks.get(key)
-      if (held !== undefined && held.expiresAt > now) return null
-      const token = randomUUID()
-      locks.set(key, { token, expiresAt: now + ttlMs })
-      return token
+      return acquire(key, ttlMs)
+    },
+    async readOrLock (key, lockKey, ttlMs): Promise<ReadOrLock> {
+      const value = values.get(key)
+      return value === undefined ? { value: null, token: acquire(lockKey, ttlMs) } : { value }
+    },
+    async setAndRelease (key, value, ttlMs, lockKey, token) {
+      values.set(key, value, { ttl: Math.max(1, Math.round(ttlMs)) })
+      if (locks.get(lockKey)?.token === token) locks.delete(lockKey)
     },
     async releaseLock (key, token) {
       if (locks.get(key)?.token === token) locks.delete(key)

@@ -1,12 +1,12 @@
 // Redis store through ioredis: one node, a master behind Redis Sentinel, or a Redis Cluster. Counters and locks
-// are single atomic commands or Lua scripts on one key each, so several service instances share quotas and locks
-// without read-then-write races, and every command runs on a Cluster as on one node.
+// are single atomic commands or Lua scripts on one key each (or on two keys of one slot: an entry and its lock), so several service
+// instances share quotas and locks without read-then-write races, and every command runs on a Cluster as on one node.
 import { randomUUID } from 'node:crypto'
 import { Cluster, Redis } from 'ioredis'
 import type { Logger } from 'pino'
 import type { RedisConnection } from '../config.ts'
 import { batchHits } from './hit-batches.ts'
-import type { Store, WindowHit } from './index.ts'
+import type { ReadOrLock, Store, WindowHit } from './index.ts'
 
 // KEYS[1] counter; ARGV[1] limit, ARGV[2] window ms, ARGV[3] hits asked (n >= 1). Counts as n calls of one hit
 // each would, in one step: the window starts at the first hit (PEXPIRE on the hit that creates the key), and hits
@@ -28,6 +28,23 @@ end
 return {take, count, ttl}
 `
 
+// KEYS[1] value, KEYS[2] lock (one slot: they share a hash tag); ARGV[1] token, ARGV[2] ttl ms. Returns {1, value}
+// when there is a value (and takes no lock); else SET NX PX of the lock: {2} when taken, {0} when another holds it.
+const READ_OR_LOCK = `
+local value = redis.call('GET', KEYS[1])
+if value then return {1, value} end
+if redis.call('SET', KEYS[2], ARGV[1], 'PX', ARGV[2], 'NX') then return {2} end
+return {0}
+`
+
+// KEYS[1] value, KEYS[2] lock (one slot); ARGV[1] value, ARGV[2] ttl ms, ARGV[3] token. Stores the value, then deletes
+// the lock if the token still owns it: no one sees the lock gone before the value is there.
+const SET_AND_RELEASE = `
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+if redis.call('GET', KEYS[2]) == ARGV[3] then redis.call('DEL', KEYS[2]) end
+return 1
+`
+
 // Deletes the lock only if the caller's token still owns it.
 const RELEASE_LOCK = `
 if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
@@ -42,6 +59,8 @@ return 0
 
 type RedisWithScripts = (Redis | Cluster) & {
   hitWindow (key: string, limit: number, windowMs: number, hits: number): Promise<[number, number, number]>
+  readOrLock (key: string, lockKey: string, token: string, ttlMs: number): Promise<[1, string] | [2] | [0]>
+  setAndRelease (key: string, lockKey: string, value: string, ttlMs: number, token: string): Promise<number>
   releaseLock (key: string, token: string): Promise<number>
   renewLock (key: string, token: string, ttlMs: number): Promise<number>
 }
@@ -82,8 +101,11 @@ function connect (connection: RedisConnection, keyPrefix: string): Redis | Clust
 
 export function createRedisStore (options: { connection: RedisConnection, prefix?: string }, deps: { log: Logger }): Store {
   const prefix = options.prefix ?? 'pagecast:'
-  // Every script and command names one key, so each runs on the node that owns it in a Cluster.
+  // Every script and command names one key, or two that share a hash tag (an entry and its lock), so each runs on the node that
+  // owns its slot in a Cluster.
   const redis = connect(options.connection, prefix) as RedisWithScripts
+  redis.defineCommand('readOrLock', { numberOfKeys: 2, lua: READ_OR_LOCK })
+  redis.defineCommand('setAndRelease', { numberOfKeys: 2, lua: SET_AND_RELEASE })
   redis.defineCommand('hitWindow', { numberOfKeys: 1, lua: HIT_WINDOW })
   redis.defineCommand('releaseLock', { numberOfKeys: 1, lua: RELEASE_LOCK })
   redis.defineCommand('renewLock', { numberOfKeys: 1, lua: RENEW_LOCK })
@@ -129,6 +151,17 @@ export function createRedisStore (options: { connection: RedisConnection, prefix
       const token = randomUUID()
       const ok = await redis.set(key, token, 'PX', Math.max(1, Math.round(ttlMs)), 'NX')
       return ok === 'OK' ? token : null
+    },
+    async readOrLock (key, lockKey, ttlMs): Promise<ReadOrLock> {
+      ensureUp()
+      const token = randomUUID()
+      const reply = await redis.readOrLock(key, lockKey, token, Math.max(1, Math.round(ttlMs)))
+      if (reply[0] === 1) return { value: reply[1] }
+      return { value: null, token: reply[0] === 2 ? token : null }
+    },
+    async setAndRelease (key, value, ttlMs, lockKey, token) {
+      ensureUp()
+      await redis.setAndRelease(key, lockKey, value, Math.max(1, Math.round(ttlMs)), token)
     },
     async releaseLock (key, token) {
       ensureUp()

@@ -93,6 +93,49 @@ export function storeContract (name: string, make: () => Promise<Store>): void {
       expect(tokens.filter(t => t !== null)).toHaveLength(1)
     })
 
+    it('reads a value or takes a lock in one step: a value takes no lock, no value takes it once', async () => {
+      // The two keys share a hash tag, as an entry and its lock do (one Cluster slot).
+      const key = `${ns}{rl}:value`
+      const lock = `${ns}{rl}:lock`
+      const taken = await store.readOrLock(key, lock, 5_000)
+      expect(taken).toEqual({ value: null, token: expect.any(String) })
+      expect(await store.readOrLock(key, lock, 5_000)).toEqual({ value: null, token: null })
+      expect(await store.acquireLock(lock, 5_000)).toBeNull()
+      // The lock is an ordinary one: released with its token, it can be taken again.
+      await store.releaseLock(lock, (taken as { token: string }).token)
+      await store.set(key, 'stored', 60_000)
+      expect(await store.readOrLock(key, lock, 5_000)).toEqual({ value: 'stored' })
+      // The value was found, so the lock is still free.
+      const after = await store.acquireLock(lock, 5_000)
+      expect(after).toEqual(expect.any(String))
+      // A value is read while another holds the lock too.
+      expect(await store.readOrLock(key, lock, 5_000)).toEqual({ value: 'stored' })
+    })
+
+    it('hands the lock of a missing value to exactly one of many concurrent readers, and lets it lapse', async () => {
+      const results = await Promise.all(Array.from({ length: 20 }, async () => await store.readOrLock(`${ns}{rc}:value`, `${ns}{rc}:lock`, 80)))
+      expect(results.filter(r => r.value === null && r.token !== null)).toHaveLength(1)
+      expect(results.filter(r => r.value === null && r.token === null)).toHaveLength(19)
+      await new Promise(r => setTimeout(r, 130))
+      expect(await store.readOrLock(`${ns}{rc}:value`, `${ns}{rc}:lock`, 80)).toEqual({ value: null, token: expect.any(String) })
+    })
+
+    it('stores a value and releases a lock in one step, the lock only for its owner', async () => {
+      const key = `${ns}{sr}:value`
+      const lock = `${ns}{sr}:lock`
+      const token = await store.acquireLock(lock, 5_000)
+      await store.setAndRelease(key, 'first', 60_000, lock, 'not-the-owner')
+      expect(await store.get(key)).toBe('first')
+      expect(await store.acquireLock(lock, 5_000)).toBeNull()
+      await store.setAndRelease(key, 'second', 60_000, lock, token!)
+      expect(await store.get(key)).toBe('second')
+      expect(await store.readOrLock(key, lock, 5_000)).toEqual({ value: 'second' })
+      expect(await store.acquireLock(lock, 5_000)).toEqual(expect.any(String))
+      await store.setAndRelease(`${ns}{sr}:short`, 'x', 60, lock, 'none')
+      await new Promise(r => setTimeout(r, 120))
+      expect(await store.get(`${ns}{sr}:short`)).toBeNull()
+    })
+
     it('reports health', async () => {
       expect(await store.health()).toBe(true)
     })

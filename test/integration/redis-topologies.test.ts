@@ -6,6 +6,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import pino from 'pino'
 import { storeContract } from '../contract/store.contract.ts'
 import { createRedisStore } from '../../src/store/redis.ts'
+import { createCache, type CacheEntry } from '../../src/cache/entries.ts'
+import { createSingleFlight, lockKeyOf } from '../../src/cache/single-flight.ts'
 import { loadConfig } from '../../src/config.ts'
 import { build, qs, type Built } from '../helpers/build.ts'
 import { startFixtureServer, type FixtureServer } from '../helpers/fixture-server.ts'
@@ -45,6 +47,34 @@ describe('redis cluster', () => {
       for (const count of perNode) expect(count).toBeGreaterThan(0)
     } finally {
       await store.close()
+    }
+  })
+})
+
+describe('the single flight on a redis cluster', () => {
+  it('reads or locks, then writes and releases, an entry and its lock in one slot (their hash tag)', async () => {
+    cluster ??= await startCluster(3)
+    const config = loadConfig({ REDIS_CLUSTER_NODES: cluster.nodes.map(n => `127.0.0.1:${n.port}`).join(','), STORAGE_SCOPE: 'instance' })
+    const stores = [createRedisStore({ connection: config.redis! }, { log }), createRedisStore({ connection: config.redis! }, { log })]
+    try {
+      const [a, b] = stores.map(store => { const cache = createCache(store, { hotTtlMs: 0 }); return { store, cache, flights: createSingleFlight({ store, cache, log }) } })
+      const run = { signal: new AbortController().signal, lockTtl: 30_000, since: Date.now() }
+      let computed = 0
+      // Keys over every master: each entry and its lock together on one, whichever it is.
+      for (let i = 0; i < 12; i++) {
+        const key = `cluster-flight-${Date.now()}-${i}`
+        const read = await a!.flights.read(key, { lockTtl: 30_000 })
+        expect(read.lock).toEqual(expect.any(String))
+        expect((await b!.flights.read(key, { lockTtl: 30_000 })).lock).toBeNull()
+        const entry: CacheEntry = { meta: { createdAt: Date.now(), ttl: 60_000, fetchMode: 'fetch', fetchTime: 1, files: {}, status: 'MISS' }, body: `body ${i}` }
+        await a!.flights.run(key, async (_signal, lock) => { computed++; await a!.cache.write(key, entry, lock); return { entry } }, { ...run, claim: read.lock })
+        expect(await a!.store.get(lockKeyOf(key))).toBeNull()
+        const hit = await b!.flights.read(key, { lockTtl: 30_000 })
+        expect(hit).toEqual({ entry })
+      }
+      expect(computed).toBe(12)
+    } finally {
+      for (const store of stores) await store.close()
     }
   })
 })
