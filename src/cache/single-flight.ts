@@ -161,7 +161,13 @@ export function createSingleFlight (deps: SingleFlightDeps): SingleFlight {
         const entry = await deps.cache.read(key, { shared: true })
         if (entry !== undefined && entry.meta.createdAt >= options.since) return { entry, computedHere: false }
         const holder = await deps.store.get(lockKey)
-        if (holder === null) break
+        if (holder === null) {
+          // The leader may have written its entry and released the lock between the two reads above (one step
+          // on Redis: setAndRelease): whoever finds the lock gone finds its entry, so look once more before leading.
+          const written = await deps.cache.read(key, { shared: true })
+          if (written !== undefined && written.meta.createdAt >= options.since) return { entry: written, computedHere: false }
+          break
+        }
       }
     }
   }

@@ -50,7 +50,9 @@ export function idSlot (text: string): IdSlot | undefined {
  * tokens, the member in the same place); a slot that is not the top-level id leaves the text to be parsed as it is.
  */
 export function parseCall (text: string, slot: IdSlot | undefined): { message: unknown, exact: boolean } {
-  if (slot !== undefined) {
+  // A NUL can be in a JSON value only through the `\u0000` escape: a text without it cannot spell SENTINEL itself
+  // (as its own top-level id, which would make a nested slot look like the top-level one).
+  if (slot !== undefined && !text.includes('\\u0000')) {
     let marked: unknown
     try {
       marked = JSON.parse(`${text.slice(0, slot.start)}${SENTINEL_TEXT}${text.slice(slot.end)}`)

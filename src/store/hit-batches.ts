@@ -45,7 +45,14 @@ export function batchHits (count: CountHits): (key: string, limit: number, windo
       counter.waiting = []
       send(id, counter, next)
     }
-    count(counter.key, counter.limit, counter.windowMs, hits.length).then((answer) => {
+    let call: ReturnType<CountHits>
+    try {
+      call = count(counter.key, counter.limit, counter.windowMs, hits.length)
+    } catch (err) {
+      // A counter that throws rather than rejects fails these callers, and does not keep the counter busy for ever.
+      call = Promise.reject(err)
+    }
+    call.then((answer) => {
       if (hits.length === 1) {
         hits[0]!.resolve({ allowed: answer[0] === 1, count: answer[1], resetAt: Date.now() + answer[2] })
       } else {

@@ -109,7 +109,6 @@ export function createRedisStore (options: { connection: RedisConnection, prefix
   redis.defineCommand('hitWindow', { numberOfKeys: 1, lua: HIT_WINDOW })
   redis.defineCommand('releaseLock', { numberOfKeys: 1, lua: RELEASE_LOCK })
   redis.defineCommand('renewLock', { numberOfKeys: 1, lua: RENEW_LOCK })
-  const countHits = batchHits((key, limit, windowMs, hits) => redis.hitWindow(key, limit, windowMs, hits))
   let lastError = ''
   redis.on('error', (err: Error) => {
     // ioredis emits the same connection error on every retry: log each distinct one once.
@@ -123,6 +122,8 @@ export function createRedisStore (options: { connection: RedisConnection, prefix
   redis.on('close', () => { down = true })
   redis.on('ready', () => { lastError = ''; down = false })
   const unavailable = (): Error => new Error('redis is unavailable')
+  // A batch that waited behind a call also fails at once while Redis is away (not after ioredis's retry).
+  const countHits = batchHits((key, limit, windowMs, hits) => down ? Promise.reject(unavailable()) : redis.hitWindow(key, limit, windowMs, hits))
   function ensureUp (): void {
     if (down) throw unavailable()
   }

@@ -136,6 +136,33 @@ async function watch (key: string): Promise<{ settled (): Promise<string[][]>, s
   }
 }
 
+describe('a follower that finds the lock gone', () => {
+  it('takes the entry written between its two reads rather than computing again', async () => {
+    const key = `crossed-${Date.now()}`
+    const a = instance()
+    const since = Date.now()
+    const token = await a.store.acquireLock(lockKeyOf(key), 30_000)
+    expect(token).toEqual(expect.any(String))
+    // Another instance's leader writes its entry and releases its lock just after this follower's entry read, before
+    // it asks for the lock: the follower's store answers the lock's read once that has happened.
+    const racing = Object.assign(Object.create(a.store) as Store, {
+      get: async (k: string) => {
+        if (k === lockKeyOf(key)) {
+          await a.cache.write(key, entry('from the leader'))
+          await a.store.releaseLock(lockKeyOf(key), token!)
+        }
+        return await a.store.get(k)
+      }
+    })
+    const flights = createSingleFlight({ store: racing, cache: a.cache, log, pollMs: 20, leaseMs: LEASE_MS })
+    let computed = 0
+    const flight = await flights.run(key, async () => { computed++; return { entry: entry('computed again') } },
+      { signal: new AbortController().signal, lockTtl: 30_000, since })
+    expect(computed).toBe(0)
+    expect(flight).toMatchObject({ computedHere: false, entry: { body: 'from the leader' } })
+  })
+})
+
 describe('the read before the flight (one round trip for a miss)', () => {
   const run = { signal: new AbortController().signal, lockTtl: 30_000 }
 

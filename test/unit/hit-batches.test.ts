@@ -70,3 +70,16 @@ describe('quota hits in batches', () => {
     ])
   })
 })
+
+describe('a counter that throws', () => {
+  it('fails its callers and leaves the counter free for the next hit', async () => {
+    let calls = 0
+    const hit = batchHits((_key, _limit, _windowMs, hits) => {
+      calls++
+      if (calls === 1) throw new Error('thrown')
+      return Promise.resolve([hits, hits, 1000])
+    })
+    await expect(hit('k', 10, 1000)).rejects.toThrow('thrown')
+    expect(await hit('k', 10, 1000)).toMatchObject({ allowed: true, count: 1 })
+  })
+})

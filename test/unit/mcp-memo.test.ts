@@ -43,6 +43,10 @@ describe('the id slot of a body', () => {
       ['{"jsonrpc":"2.0","id":3,"params":{"q":"\\"id\\":4"}}', true],
       ['{"jsonrpc":"2.0","\\u0069d":3,"params":{"q":"x"}}', false],
       ['[{"jsonrpc":"2.0","id":1}]', false],
+      // A top-level id that spells the parse's own marker, with a nested "id" last: not exact (the marker would
+      // swap the two ids), and parsed as it is.
+      ['{"jsonrpc":"2.0","id":"\\u0000pagecast","method":"tools/call","params":{"name":"x","arguments":{"headers":{"id":"h1"}}}}', false],
+      ['{"jsonrpc":"2.0","id":"\\u0000pagecast"}', false],
       ['{"jsonrpc":"2.0","method":"m"}', false]
     ]
     for (const [text, exact] of cases) {
