@@ -2,36 +2,70 @@
 // already normalized names and filled defaults, so spelling, order and stated defaults never split an
 // entry; here each option joins the key as the parameter table says (schemas/parameters.ts): as it is,
 // left out (it never changes the output), or hashed, so no forwarded secret sits in the key in clear.
+// Every cold request computes one (a hit's comes from the parsed-query memo), so the canonical form is written in
+// one pass, straight into one string: no copy of the options, no arrays of entries.
 import { sha256 } from '../util/hash.ts'
 import { CACHE_KEY_RULES } from '../schemas/derived.ts'
 
+/** The own enumerable keys of `value` in code-unit order (the order `<` gives): sorted only when they are not. */
+function sortedKeys (value: object): string[] {
+  const keys = Object.keys(value)
+  for (let i = 1; i < keys.length; i++) {
+    if (keys[i - 1]! > keys[i]!) return keys.sort()
+  }
+  return keys
+}
+
+/** A primitive as JSON; what JSON.stringify leaves out (undefined, a function, a symbol) as null. */
+function scalarJson (value: unknown): string {
+  switch (typeof value) {
+    case 'string': return JSON.stringify(value)
+    case 'boolean': return value ? 'true' : 'false'
+    default: return JSON.stringify(value) ?? 'null'
+  }
+}
+
 /** JSON with object keys sorted at every depth; undefined members dropped. */
 export function canonicalJson (value: unknown): string {
-  if (value === null || typeof value !== 'object') return JSON.stringify(value) ?? 'null'
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`
-  const entries = Object.entries(value as Record<string, unknown>)
-    .filter(([, v]) => v !== undefined)
-    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
-  return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`
+  if (value === null || typeof value !== 'object') return scalarJson(value)
+  if (Array.isArray(value)) {
+    let out = '['
+    for (let i = 0; i < value.length; i++) out += (i === 0 ? '' : ',') + canonicalJson(value[i])
+    return `${out}]`
+  }
+  const record = value as Record<string, unknown>
+  let out = '{'
+  for (const key of sortedKeys(record)) {
+    const member = record[key]
+    if (member === undefined) continue
+    out += `${out.length === 1 ? '' : ','}${JSON.stringify(key)}:${canonicalJson(member)}`
+  }
+  return `${out}}`
+}
+
+/** What an option joins the key as (its rule applied), or undefined when it stays out. */
+function keyedValue (name: string, value: unknown, hasFunction: boolean): unknown {
+  const rule = CACHE_KEY_RULES.get(name) ?? 'keep'
+  if (rule === 'leave-out') return undefined
+  if (rule === 'hash-values' && value !== null && typeof value === 'object') {
+    const hashed: Record<string, string> = {}
+    for (const h of Object.keys(value)) hashed[h] = sha256(String((value as Record<string, unknown>)[h]))
+    return hashed
+  }
+  if (rule === 'hash' && typeof value === 'string') return sha256(value)
+  if (rule === 'with-function' && !hasFunction) return undefined
+  return value
 }
 
 export function cacheKeyOf (options: object): string {
-  const hasFunction = (options as { function?: unknown }).function !== undefined
-  const keyed: Record<string, unknown> = {}
-  for (const [name, value] of Object.entries(options)) {
-    const rule = CACHE_KEY_RULES.get(name) ?? 'keep'
-    if (rule === 'leave-out') continue
-    if (rule === 'hash-values' && value !== null && typeof value === 'object') {
-      const hashed: Record<string, string> = {}
-      for (const [h, v] of Object.entries(value as Record<string, string>)) hashed[h] = sha256(String(v))
-      keyed[name] = hashed
-    } else if (rule === 'hash' && typeof value === 'string') {
-      keyed[name] = sha256(value)
-    } else if (rule === 'with-function' && !hasFunction) {
-      continue
-    } else {
-      keyed[name] = value
-    }
+  const record = options as Record<string, unknown>
+  const hasFunction = record.function !== undefined
+  // The canonical JSON of the options with each rule applied, as canonicalJson would write that object.
+  let out = '{'
+  for (const name of sortedKeys(record)) {
+    const value = keyedValue(name, record[name], hasFunction)
+    if (value === undefined) continue
+    out += `${out.length === 1 ? '' : ','}${JSON.stringify(name)}:${canonicalJson(value)}`
   }
-  return sha256(canonicalJson(keyed))
+  return sha256(`${out}}`)
 }

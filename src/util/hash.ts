@@ -1,7 +1,7 @@
 // Content digests, decided once: SHA-256 over the UTF-8 bytes of a string, in hex.
-import { createHash } from 'node:crypto'
+import { hash } from 'node:crypto'
 
-/** The hex SHA-256 of `value`'s UTF-8 bytes. */
+/** The hex SHA-256 of `value`'s UTF-8 bytes (one-shot: no Hash object per digest). */
 export function sha256 (value: string): string {
-  return createHash('sha256').update(value, 'utf8').digest('hex')
+  return hash('sha256', value, 'hex')
 }

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { judge, parseEntry, secondsLeft, serializeEntry, type CacheEntry } from '../../src/cache/entries.ts'
 import { cacheKeyOf, canonicalJson } from '../../src/pipeline/cache-key.ts'
+import { parseQuery } from '../../src/schemas/query.ts'
 
 function entry (createdAt: number, ttl: number): CacheEntry {
   return { meta: { createdAt, ttl, fetchMode: 'fetch', fetchTime: 12, files: {}, status: 'MISS' }, body: '{"status":"success"}' }
@@ -60,6 +61,23 @@ describe('cacheKeyOf', () => {
 
   it('is built on JSON with keys sorted at every depth and undefined members dropped', () => {
     expect(canonicalJson({ b: 1, a: [2, { d: 1, c: undefined }] })).toBe('{"a":[2,{"d":1}],"b":1}')
+  })
+
+  it('writes numeric-looking keys, non-ASCII keys and what JSON leaves out as the sorted-entries form did', () => {
+    const odd = { b: 1, 10: 2, 9: 3, 'é': [undefined, null, 'a"\u2028', -0, NaN, 1e21, true], Z: {}, c: undefined }
+    expect(canonicalJson(odd)).toBe('{"10":2,"9":3,"Z":{},"b":1,"é":[null,null,"a\\"\u2028",0,null,1e+21,true]}')
+  })
+
+  it('stays the same for the same query across versions (entries already stored keep being found)', () => {
+    // Keys written by the implementation before the one-pass writer (main at 5e03f07), for the same parsed queries.
+    const ctx = { plan: 'pro' as const, headers: { 'x-api-header-foo': 'bar' }, maxTimeout: 30_000 }
+    const known: Record<string, string> = {
+      'url=https://example.com/': '5391656a1a156eba85171caefcee9cbe4eb08cf822b05093f5f2b7323e05f21f',
+      'url=https://example.com/&prerender=false&meta=false&data.content.attr=markdown&embed=content': 'b0005feff78d42c8d109d6e8b3953e2957d6ae8aac7b98ad9067089ddcd6a892',
+      [`url=https://example.com/?q=1&headers.Authorization=x&proxy=http://u:p@h:1&function=${encodeURIComponent('({ page }) => page.url()')}` +
+        '&args.a=1&data.x.selectorAll=.a&data.x.attr.t.selector=a&data.x.attr.t.attr=href&viewport.width=300&screenshot']: '27d9e8efd35579510e338b48da45f9cf89260fbac4480cc04c955b1c982ef6cb'
+    }
+    for (const [query, key] of Object.entries(known)) expect(cacheKeyOf(parseQuery(query, ctx))).toBe(key)
   })
 
   it('keeps unknown parameters out unless function is set', () => {
