@@ -83,8 +83,11 @@ const ANY: ShapeSpec = Object.freeze({})
 
 /** The loose form of a known name: case, `_` and `-` do not matter. */
 export function loose (name: string): string {
-  return name.toLowerCase().replace(/[_-]/g, '')
+  // Most names come spelled as the table spells them, lower case: nothing to rewrite, nothing to allocate.
+  return LOOSE_AS_IT_IS.test(name) ? name : name.toLowerCase().replace(/[_-]/g, '')
 }
+
+const LOOSE_AS_IT_IS = /^[a-z0-9.]*$/
 
 const looseKeys = new WeakMap<ShapeSpec, ReadonlyMap<string, { name: string, shape: ShapeSpec }>>()
 
@@ -165,7 +168,14 @@ function childFor (shape: ShapeSpec, raw: string): { seg: string, shape: ShapeSp
 // ---------------------------------------------------------------------------------------------
 // Reading the raw query into the tree (docs/api.md §1.4 step 4).
 
+const NEEDS_DECODING = /[%+]/
+
 function decodeComponent (text: string, whole: string): string {
+  // A component without escapes or `+` decodes to itself (most names and many values).
+  if (!NEEDS_DECODING.test(text)) {
+    if (!text.isWellFormed()) fail('EINVALQUERY', 'query', `The query has invalid Unicode in \`${show(whole)}\`.`)
+    return text
+  }
   let decoded: string
   try {
     decoded = decodeURIComponent(text.replace(/\+/g, ' '))
