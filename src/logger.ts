@@ -14,8 +14,10 @@ export function redactHeaders (headers: Record<string, unknown>): Record<string,
   return out
 }
 
-// A pair whose key could be a secret one starts with h, p, a percent escape or a space (keys are trimmed).
-const MAYBE_SECRET_PAIR = /[?&][hp%+ ]/i
+// A pair whose key could be a secret one: a key with a percent escape anywhere (it may decode to anything), one that
+// starts with a space (`+`, trimmed away), or one that starts with `headers` or `proxy` in any case. Others (`url`,
+// `prerender`, `palette`, ...) never are, so most queries are not split.
+const MAYBE_SECRET_PAIR = /[?&](?:[^&=]*%|[\s+]|headers|proxy)/i
 
 /** Replaces the values of secret query parameters in a request path with a marker. */
 export function redactUrl (url: string): string {

@@ -7,6 +7,7 @@ import { sha256 } from '../../src/util/hash.ts'
 import { deepFreeze } from '../../src/util/freeze.ts'
 import prettyMs from 'pretty-ms'
 import { pretty } from '../../src/http/reply.ts'
+import { redactUrl } from '../../src/logger.ts'
 
 describe('url', () => {
   it('toHttpUrl: an http(s) URL with a host, resolved against a base, as its href', () => {
@@ -79,5 +80,36 @@ describe('pretty (x-response-time, x-fetch-time)', () => {
     expect(pretty(999.4)).toBe('999ms')
     expect(pretty(999.5)).toBe('1s')
     expect(pretty(61_000)).toBe('1m 1s')
+  })
+})
+
+describe('redactUrl (the access line)', () => {
+  // Every pair split and checked: what redactUrl answers whether or not its quick test lets the URL through unsplit.
+  const SECRET = /^(headers([._].*)?|proxy([._].*)?)$/i
+  const reference = (url: string): string => {
+    const q = url.indexOf('?')
+    if (q === -1) return url
+    return `${url.slice(0, q)}?${url.slice(q + 1).split('&').map(pair => {
+      const eq = pair.indexOf('=')
+      const rawKey = eq === -1 ? pair : pair.slice(0, eq)
+      let key = rawKey
+      try { key = decodeURIComponent(rawKey.replace(/\+/g, ' ')) } catch {}
+      return SECRET.test(key.trim()) && eq !== -1 ? `${rawKey}=[redacted]` : pair
+    }).join('&')}`
+  }
+
+  it('redacts headers.* and proxy however they are spelled, and leaves every other pair as it is', () => {
+    const urls = [
+      '/?url=https%3A%2F%2Fa.test%2F&prerender=false&palette&pdf=true&ping=false',
+      '/markdown?url=x&headers.cookie=a&proxy=http://u:p@h:1',
+      '/?url=x&HEADERS_Cookie=a&Proxy=b&headers=c&proxy.x=d',
+      '/?url=x&h%65aders.cookie=a&%70roxy=b&+proxy=c&%20headers.x=d&headers+=e&pro%78y=f',
+      '/?url=x&headersx=a&proxyz=b&xheaders=c&head+ers=d&%ZZ=e&headers.a',
+      '/markdown/https://a.test/?headers.cookie=a&q=1',
+      '/?', '/', '/?&&=&headers.=1'
+    ]
+    for (const url of urls) expect(redactUrl(url), url).toBe(reference(url))
+    expect(redactUrl('/?url=x&h%65aders.cookie=a')).toBe('/?url=x&h%65aders.cookie=[redacted]')
+    expect(redactUrl('/?url=x&prerender=false')).toBe('/?url=x&prerender=false')
   })
 })
