@@ -128,7 +128,7 @@ interface Held { entry: CacheEntry, body: Body, encoded?: { encoding: Encoding, 
 export function createHitLane (deps: HitLaneDeps): HitLane {
   const { ctx, core, plan, accessLog } = deps
   let open = !ctx.log.isLevelEnabled('debug')
-  const countsQuota = plan === 'free' && ctx.config.freeDailyLimit !== 0
+  const countsQuota = core.countsQuota
   // The headers before the per-request ones, flattened once: [name, value, name, value, ...].
   const leading: string[] = ['x-pricing-plan', plan]
   for (const [name, value] of Object.entries({ ...NOSNIFF_HEADERS, ...deps.commonHeaders })) leading.push(name, value)

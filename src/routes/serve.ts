@@ -44,6 +44,8 @@ export interface ServeCore {
   readonly plan: Plan
   /** Step 2: EPRO on free when a key is presented, EAUTH on pro when it is missing or unknown. */
   checkPlan: (key: string | undefined) => void
+  /** Whether step 3 counts anything here (the free listener with a limit): without it, countQuota answers {}. */
+  readonly countsQuota: boolean
   /** Step 3: counts one request of this client against the free quota (ERATE when spent); the quota headers. */
   countQuota: (ip: string, log: FastifyBaseLogger) => Promise<Record<string, string>>
   /** The raw query's options and cache key when an earlier request parsed them (the memo), without parsing. */
@@ -89,9 +91,11 @@ export function createServeCore (ctx: AppContext, plan: Plan): ServeCore {
     }
   }
 
+  const countsQuota = plan === 'free' && ctx.config.freeDailyLimit !== 0
+
   async function countQuota (ip: string, log: FastifyBaseLogger): Promise<Record<string, string>> {
     const limit = ctx.config.freeDailyLimit
-    if (plan !== 'free' || limit === 0) return {}
+    if (!countsQuota) return {}
     try {
       return (await consumeQuota(ctx.store, quotaSubject(ip), limit)).headers
     } catch (err) {
@@ -175,7 +179,7 @@ export function createServeCore (ctx: AppContext, plan: Plan): ServeCore {
     }
   }
 
-  return { plan, checkPlan, countQuota, run, held, answerHeld, peek: (raw, headers) => parsedQueries.peek(plan, raw, headers) }
+  return { plan, countsQuota, checkPlan, countQuota, run, held, answerHeld, peek: (raw, headers) => parsedQueries.peek(plan, raw, headers) }
 }
 
 /** The outcome of step 3 when the hit lane counted the request before handing it over (http/hit-lane.ts). */
@@ -196,8 +200,8 @@ export function createServe (core: ServeCore): Serve {
   return async function serve (request, reply, query, send) {
     core.checkPlan(headerValue(request.headers['x-api-key']))
     const counted = quotaCounted(request.raw)
-    if (counted === undefined) reply.headers(await core.countQuota(request.ip, request.log))
-    else if ('error' in counted) throw counted.error
+    // Nothing to count (pro, or no limit): no call and no await.
+    if (counted === undefined) { if (core.countsQuota) reply.headers(await core.countQuota(request.ip, request.log)) } else if ('error' in counted) throw counted.error
     else reply.headers(counted.headers)
     const watch: WatchClient = (abort) => {
       const onClose = (): void => { if (!reply.raw.writableFinished) abort() }
