@@ -2,13 +2,16 @@
 // pipeline, warmed up as the bench does, then timed interleaved (with the medians of the service's server-timing
 // entries), then the CPU time per request of each side alone; given a file name, it also writes a V8 CPU profile of
 // each side alone (`rounds` more requests each). `markdown` puts a cold /markdown of the same 780-byte page in place
-// of the metadata request (for its profile: its ratio here is against the metadata pipeline; bench/extract.ts has its
-// own baseline). COLD_STORE=memory runs the service on the memory store instead of Redis. Loopback only.
+// of the metadata request, against bench/extract.ts's baseline (undici GET + turndown behind a bare Fastify route).
+// COLD_STORE=memory runs the service on the memory store instead of Redis. The service logs as in production
+// (logDestination: batched asynchronous writes) to /dev/null. Loopback only.
 //   sh scripts/node.sh bench/cold-profile.ts metadata|markdown [rounds] [profile.cpuprofile]
-import pino from 'pino'
 import { request } from 'undici'
+import Fastify from 'fastify'
+import TurndownService from 'turndown'
+import { gfm } from '@joplin/turndown-plugin-gfm'
 import { loadConfig } from '../src/config.ts'
-import { createLogger } from '../src/logger.ts'
+import { createLogger, logDestination } from '../src/logger.ts'
 import { closeContext, createContext } from '../src/context.ts'
 import { buildApp } from '../src/app.ts'
 import { startFixtureServer } from '../test/helpers/fixture-server.ts'
@@ -21,12 +24,23 @@ const out = process.argv[4]
 
 const redis = await startRedis()
 const fx = await startFixtureServer()
-const sink = pino.destination({ dest: '/dev/null', sync: false })
+const sink = logDestination('/dev/null')
 const config = loadConfig({ ...(process.env.COLD_STORE === 'memory' ? {} : { REDIS_URL: redis.url }), API_KEYS: BENCH_KEY, ALLOW_PRIVATE_HOSTS: fx.host, LOG_LEVEL: 'info', STORAGE_SCOPE: 'instance' })
 const ctx = await createContext(config, createLogger({ level: 'info', destination: sink }))
 const app = await buildApp(ctx, { plan: 'pro' })
 const proUrl = await app.listen({ port: 0, host: '127.0.0.1' })
 const sides = coldSides(proUrl)
+// The markdown baseline: the raw pair behind a bare route, so that both sides pay the client's HTTP hop.
+const turndown = new TurndownService({ headingStyle: 'atx', codeBlockStyle: 'fenced', bulletListMarker: '-' }).use(gfm)
+const bare = Fastify()
+bare.get('/md', async (req, reply) => {
+  const res = await request((req.query as { url: string }).url)
+  return await reply.type('text/markdown; charset=utf-8').send(turndown.turndown(await res.body.text()))
+})
+const bareUrl = await bare.listen({ port: 0, host: '127.0.0.1' })
+const raw = what === 'metadata'
+  ? sides.raw
+  : async (url: string): Promise<void> => { await (await request(`${bareUrl}/md?url=${encodeURIComponent(url)}`)).body.text() }
 const ours = what === 'metadata'
   ? sides.ours
   : async (url: string): Promise<string> => {
@@ -37,13 +51,13 @@ const ours = what === 'metadata'
   }
 
 const page = `${fx.origin}/article/`
-for (let i = 0; i < 300; i++) { await sides.raw(`${page}?w=${i}`); await ours(`${page}?w=${i}`) }
+for (let i = 0; i < 300; i++) { await raw(`${page}?w=${i}`); await ours(`${page}?w=${i}`) }
 const rawTimes: number[] = []
 const ourTimes: number[] = []
 const timings = new Map<string, number[]>()
 for (let i = 0; i < rounds; i++) {
   let t = performance.now()
-  await sides.raw(`${page}?r=${i}`)
+  await raw(`${page}?r=${i}`)
   rawTimes.push(performance.now() - t)
   t = performance.now()
   const header = await ours(`${page}?o=${i}`)
@@ -55,7 +69,7 @@ process.stdout.write(`${what}: ours ${fmt(median(ourTimes), 3)} ms, raw ${fmt(me
 
 // CPU time of this process per request, each side alone (the client and the fixture server are in it too, the
 // same on both sides): steadier than the wall time on a shared machine.
-for (const [name, side] of [['ours', ours], ['raw', sides.raw]] as const) {
+for (const [name, side] of [['ours', ours], ['raw', raw]] as const) {
   const cpu = process.cpuUsage()
   for (let i = 0; i < rounds; i++) await side(`${page}?${name}c=${i}`)
   const used = process.cpuUsage(cpu)
@@ -63,10 +77,11 @@ for (const [name, side] of [['ours', ours], ['raw', sides.raw]] as const) {
 }
 if (out !== undefined) {
   // One profile per side, each alone: `out` for ours, `out` with `.raw` before its extension for the raw pipeline.
-  for (const [name, side, file] of [['p', ours, out], ['q', sides.raw, out.replace(/(\.cpuprofile)?$/, '.raw$1')]] as const) {
+  for (const [name, side, file] of [['p', ours, out], ['q', raw, out.replace(/(\.cpuprofile)?$/, '.raw$1')]] as const) {
     await profiled(file, 100, async () => { for (let i = 0; i < rounds; i++) await side(`${page}?${name}=${i}`) })
   }
 }
+await bare.close()
 await app.close()
 await closeContext(ctx)
 await fx.close()
