@@ -58,6 +58,11 @@ function keyedValue (name: string, value: unknown, hasFunction: boolean): unknow
 }
 
 export function cacheKeyOf (options: object): string {
+  return sha256(keyJsonOf(options))
+}
+
+/** What cacheKeyOf hashes: the canonical JSON of the options with each rule applied. */
+export function keyJsonOf (options: object): string {
   const record = options as Record<string, unknown>
   const hasFunction = record.function !== undefined
   // The canonical JSON of the options with each rule applied, as canonicalJson would write that object.
@@ -67,5 +72,5 @@ export function cacheKeyOf (options: object): string {
     if (value === undefined) continue
     out += `${out.length === 1 ? '' : ','}${JSON.stringify(name)}:${canonicalJson(value)}`
   }
-  return sha256(`${out}}`)
+  return `${out}}`
 }
