@@ -18,7 +18,7 @@ import { parseQuery } from '../schemas/query.ts'
 import { serveExtract, serveHeld } from '../pipeline/index.ts'
 import { cacheKeyOf } from '../pipeline/cache-key.ts'
 import { createParsedQueries, type ParsedQuery } from '../http/parsed-queries.ts'
-import { createQueryTemplates } from '../http/query-templates.ts'
+import { createQueryTemplates } from './query-templates.ts'
 import { runWithEgress } from '../net/egress-scope.ts'
 import { assertProxyLiteralAllowed, parseUpstreamProxy } from '../net/proxy-tunnel.ts'
 
@@ -124,7 +124,7 @@ export function createServeCore (ctx: AppContext, plan: Plan): ServeCore {
   function parsed (raw: string, headers: IncomingHttpHeaders): ParsedQuery {
     return parsedQueries.get(plan, raw, headers, () => {
       const parseContext = { plan, headers, maxTimeout: ctx.config.maxTimeout }
-      // A query like one parsed before but for its `url` is read from that one's template (http/query-templates.ts).
+      // A query like one parsed before but for its `url` is read from that one's template (routes/query-templates.ts).
       const known = templates(raw, parseContext)
       const options = known?.options ?? parseQuery(raw, parseContext)
       // Literal address checks belong to validation (docs/api.md §1.4 step 6), before the cache lookup.

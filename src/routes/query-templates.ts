@@ -18,7 +18,7 @@ import { ROOT_SHAPE, specOf } from '../schemas/derived.ts'
 import { keyJsonOf } from '../pipeline/cache-key.ts'
 import { sha256 } from '../util/hash.ts'
 import { deepFreeze } from '../util/freeze.ts'
-import type { ParsedQuery } from './parsed-queries.ts'
+import type { ParsedQuery } from '../http/parsed-queries.ts'
 
 /** The stand-in URL of a template: unguessable, so no other option of a query can hold it by chance. */
 const STAND_IN = `http://t${randomUUID()}.invalid/`
