@@ -64,7 +64,7 @@ export function coldSides (proUrl: string): { raw: (url: string) => Promise<void
 }
 
 /** Another checkout's service on `env`, in this process: its own modules, its own context. */
-async function startBase (root: string, env: Record<string, string>): Promise<{ url: string, close (): Promise<void> }> {
+export async function startBase (root: string, env: Record<string, string>): Promise<{ url: string, close (): Promise<void> }> {
   const from = async <T> (file: string): Promise<T> => await import(pathToFileURL(path.resolve(root, 'src', file)).href) as T
   const config = (await from<typeof import('../src/config.ts')>('config.ts')).loadConfig(env)
   const logger = await from<typeof import('../src/logger.ts')>('logger.ts')
