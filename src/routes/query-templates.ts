@@ -1,5 +1,5 @@
 // Cold requests of one client mostly differ in their `url` alone (`url=<page>&meta=false&...`, the rest the same), and
-// the parsed-query memo (parsed-queries.ts) keys on the whole raw query, so each of them parsed all ~30 options and
+// the parsed-query memo (http/parsed-queries.ts) keys on the whole raw query, so each of them parsed all ~30 options and
 // wrote the whole cache key again: a fifth of the fixed cost of a cold request. Here the query is split into its
 // `url` and the rest; the rest is parsed once (with a stand-in URL) and kept as a template, and each new URL costs
 // the `url` reader and one hash. Only queries whose other keys plainly cannot name `url` take this way (literal
