@@ -8,15 +8,13 @@
 // (logDestination: batched asynchronous writes) to /dev/null. Loopback only.
 //   sh scripts/node.sh bench/cold-profile.ts metadata|markdown [rounds] [profile.cpuprofile]
 import { request } from 'undici'
-import Fastify from 'fastify'
-import TurndownService from 'turndown'
-import { gfm } from '@joplin/turndown-plugin-gfm'
 import { loadConfig } from '../src/config.ts'
 import { createLogger, logDestination } from '../src/logger.ts'
 import { closeContext, createContext } from '../src/context.ts'
 import { buildApp } from '../src/app.ts'
 import { startFixtureServer } from '../test/helpers/fixture-server.ts'
 import { coldSides, startBase } from './metadata.ts'
+import { startRawMarkdown } from './extract.ts'
 import { BENCH_KEY, fmt, median, profiled, startRedis } from './lib.ts'
 
 const what = process.argv[2] === 'markdown' ? 'markdown' : 'metadata'
@@ -32,14 +30,8 @@ const ctx = await createContext(config, createLogger({ level: 'info', destinatio
 const app = await buildApp(ctx, { plan: 'pro' })
 const proUrl = await app.listen({ port: 0, host: '127.0.0.1' })
 const sides = coldSides(proUrl)
-// The markdown baseline: the raw pair behind a bare route, so that both sides pay the client's HTTP hop.
-const turndown = new TurndownService({ headingStyle: 'atx', codeBlockStyle: 'fenced', bulletListMarker: '-' }).use(gfm)
-const bare = Fastify()
-bare.get('/md', async (req, reply) => {
-  const res = await request((req.query as { url: string }).url)
-  return await reply.type('text/markdown; charset=utf-8').send(turndown.turndown(await res.body.text()))
-})
-const bareUrl = await bare.listen({ port: 0, host: '127.0.0.1' })
+// The markdown baseline: the raw pair behind a bare route (bench/extract.ts's), so that both sides pay the client's HTTP hop.
+const { url: bareUrl, close: closeBare } = await startRawMarkdown()
 const raw = what === 'metadata'
   ? sides.raw
   : async (url: string): Promise<void> => { await (await request(`${bareUrl}/md?url=${encodeURIComponent(url)}`)).body.text() }
@@ -90,7 +82,7 @@ if (out !== undefined) {
     await profiled(file, 100, async () => { for (let i = 0; i < rounds; i++) await side(`${page}?${name}=${i}`) })
   }
 }
-await bare.close()
+await closeBare()
 await base?.close()
 await app.close()
 await closeContext(ctx)

@@ -67,6 +67,21 @@ async function timed (rounds: number, work: (i: number) => Promise<void>): Promi
   return times
 }
 
+/**
+ * The cold `/markdown` baseline: undici GET + turndown with the same GFM plugin, in process (`turndown`) and behind a
+ * bare Fastify route (`url` + `/md?url=<page>`), so that both sides pay the same HTTP hop from the client.
+ */
+export async function startRawMarkdown (): Promise<{ turndown: TurndownService, url: string, close: () => Promise<void> }> {
+  const turndown = new TurndownService({ headingStyle: 'atx', codeBlockStyle: 'fenced', bulletListMarker: '-' }).use(gfm)
+  const bare = Fastify()
+  bare.get('/md', async (req, reply) => {
+    const res = await request((req.query as { url: string }).url)
+    return await reply.type('text/markdown; charset=utf-8').send(turndown.turndown(await res.body.text()))
+  })
+  const url = await bare.listen({ port: 0, host: '127.0.0.1' })
+  return { turndown, url, close: async () => { await bare.close() } }
+}
+
 export async function benchExtract (): Promise<Record<string, number>> {
   const fx = await startFixtureServer()
   fx.route('/catalog/', (_req, res) => { res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }); res.end(catalogPage()) })
@@ -87,14 +102,7 @@ export async function benchExtract (): Promise<Record<string, number>> {
     // (c) cold /markdown against undici + turndown, interleaved, distinct URLs so every one of ours is a MISS; the same
     // client (undici's request) on both sides. Two pages: the small article fixture (780 bytes, where fixed
     // per-request costs dominate) and a long post as pages come (~90 KB).
-    const turndown = new TurndownService({ headingStyle: 'atx', codeBlockStyle: 'fenced', bulletListMarker: '-' }).use(gfm)
-    // The raw libraries behind a bare Fastify route, so that both sides pay the same HTTP hop from the client.
-    const bare = Fastify()
-    bare.get('/md', async (req, reply) => {
-      const res = await request((req.query as { url: string }).url)
-      return await reply.type('text/markdown; charset=utf-8').send(turndown.turndown(await res.body.text()))
-    })
-    const bareUrl = await bare.listen({ port: 0, host: '127.0.0.1' })
+    const { turndown, url: bareUrl, close: closeBare } = await startRawMarkdown()
     // Warm-up rounds bring all three to steady state (the service's path has far more code to compile than the pair).
     for (const [name, pagePath, warmup] of [['mdCold', '/article/', 300], ['mdLong', '/long-article/', 30]] as const) {
       const target = `${fx.origin}${pagePath}`
@@ -125,7 +133,7 @@ export async function benchExtract (): Promise<Record<string, number>> {
       figures[`${name}Served`] = median(servedTimes)
       figures[`${name}Ratio`] = median(ourTimes) / median(servedTimes)
     }
-    await bare.close()
+    await closeBare()
 
     // (d) warm: /markdown hits against GET / hits of the same page, 50 connections.
     const article = `${fx.origin}/article/`
