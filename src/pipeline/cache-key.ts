@@ -18,12 +18,22 @@ function sortedKeys (value: object): string[] {
 
 /** A primitive as JSON; what JSON.stringify leaves out (undefined, a function, a symbol) as null. */
 function scalarJson (value: unknown): string {
-  switch (typeof value) {
-    case 'string': return JSON.stringify(value)
-    case 'boolean': return value ? 'true' : 'false'
-    default: return JSON.stringify(value) ?? 'null'
-  }
+  if (typeof value === 'boolean') return value ? 'true' : 'false'
+  return JSON.stringify(value) ?? 'null'
 }
+
+/** An object as canonical JSON: keys sorted, each member as `member` gives it, undefined members dropped. */
+function objectJson (record: Record<string, unknown>, member: (name: string, value: unknown) => unknown): string {
+  let out = '{'
+  for (const key of sortedKeys(record)) {
+    const value = member(key, record[key])
+    if (value === undefined) continue
+    out += `${out.length === 1 ? '' : ','}${JSON.stringify(key)}:${canonicalJson(value)}`
+  }
+  return `${out}}`
+}
+
+const asItIs = (_name: string, value: unknown): unknown => value
 
 /** JSON with object keys sorted at every depth; undefined members dropped. */
 export function canonicalJson (value: unknown): string {
@@ -33,14 +43,7 @@ export function canonicalJson (value: unknown): string {
     for (let i = 0; i < value.length; i++) out += (i === 0 ? '' : ',') + canonicalJson(value[i])
     return `${out}]`
   }
-  const record = value as Record<string, unknown>
-  let out = '{'
-  for (const key of sortedKeys(record)) {
-    const member = record[key]
-    if (member === undefined) continue
-    out += `${out.length === 1 ? '' : ','}${JSON.stringify(key)}:${canonicalJson(member)}`
-  }
-  return `${out}}`
+  return objectJson(value as Record<string, unknown>, asItIs)
 }
 
 /** What an option joins the key as (its rule applied), or undefined when it stays out. */
@@ -65,12 +68,5 @@ export function cacheKeyOf (options: object): string {
 export function keyJsonOf (options: object): string {
   const record = options as Record<string, unknown>
   const hasFunction = record.function !== undefined
-  // The canonical JSON of the options with each rule applied, as canonicalJson would write that object.
-  let out = '{'
-  for (const name of sortedKeys(record)) {
-    const value = keyedValue(name, record[name], hasFunction)
-    if (value === undefined) continue
-    out += `${out.length === 1 ? '' : ','}${JSON.stringify(name)}:${canonicalJson(value)}`
-  }
-  return `${out}}`
+  return objectJson(record, (name, value) => keyedValue(name, value, hasFunction))
 }

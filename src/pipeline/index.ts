@@ -26,12 +26,13 @@ export interface ServeOptions {
 
 /** ms a lock outlives the computation's own deadline, so a crashed holder's lock lapses soon after. */
 const LOCK_MARGIN_MS = 2000
+const lockTtlOf = (options: ExtractOptions): number => options.timeout + LOCK_MARGIN_MS
 
 export async function serveExtract (ctx: AppContext, options: ExtractOptions, run: ServeOptions): Promise<Served> {
   const key = run.cacheKey ?? cacheKeyOf(options)
   const timings: Record<string, number> = {}
   const startedAt = Date.now()
-  const lockTtl = options.timeout + LOCK_MARGIN_MS
+  const lockTtl = lockTtlOf(options)
   // The flight's lock when the read found no entry and took it (or found it held), in the same round trip.
   let claim: string | null | undefined
 
@@ -124,7 +125,7 @@ function refreshInBackground (ctx: AppContext, key: string, options: ExtractOpti
   const task = ctx.flights.run(
     key,
     (signal, lock) => computeAndStore(ctx, key, options, { signal, log, status: 'MISS', timings: {} }, lock),
-    { signal: deadline.signal, lockTtl: options.timeout + LOCK_MARGIN_MS, since: Date.now() }
+    { signal: deadline.signal, lockTtl: lockTtlOf(options), since: Date.now() }
   ).then(
     () => { log.debug('stale entry refreshed') },
     (err: unknown) => { log.warn({ err }, 'background refresh failed') }

@@ -53,12 +53,8 @@ export function batchHits (count: CountHits): (key: string, limit: number, windo
       call = Promise.reject(err)
     }
     call.then((answer) => {
-      if (hits.length === 1) {
-        hits[0]!.resolve({ allowed: answer[0] === 1, count: answer[1], resetAt: Date.now() + answer[2] })
-      } else {
-        const results = spread(answer, hits.length, Date.now())
-        for (let i = 0; i < hits.length; i++) hits[i]!.resolve(results[i]!)
-      }
+      const results = spread(answer, hits.length, Date.now())
+      for (let i = 0; i < hits.length; i++) hits[i]!.resolve(results[i]!)
       settled()
     }, (err: unknown) => {
       for (const hit of hits) hit.reject(err)
