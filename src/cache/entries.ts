@@ -100,7 +100,7 @@ export function judge (entry: CacheEntry, staleTtl: number | false, now: number)
 }
 
 /** What readOrLock found: the entry, or, when the store had none, the lock's token (null: another holds it). */
-export interface ReadOrLock {
+export interface CacheRead {
   entry: CacheEntry | undefined
   /** Absent when no lock was asked for: the entry was there (or held in process), or its stored form was unreadable. */
   lock?: string | null
@@ -113,7 +113,7 @@ export interface Cache {
    * read(), but when the store has no entry, the lock at `lockKey` (which shares the entry's hash tag) is taken for
    * ttlMs in the same round trip (Store.readOrLock). An entry found, in process or in the store, takes no lock.
    */
-  readOrLock (key: string, lockKey: string, ttlMs: number): Promise<ReadOrLock>
+  readOrLock (key: string, lockKey: string, ttlMs: number): Promise<CacheRead>
   /** The copy held in process (read or written here within hotTtlMs), without asking the store; synchronous. */
   held (key: string): CacheEntry | undefined
   /**

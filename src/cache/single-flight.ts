@@ -13,7 +13,7 @@
 // others, and a render nobody waits for any more leaves the browser queue.
 import type { Logger } from 'pino'
 import type { Store } from '../store/index.ts'
-import type { Cache, CacheEntry, ReadOrLock } from './entries.ts'
+import type { Cache, CacheEntry, CacheRead } from './entries.ts'
 import { abortReason, abortable, sleep, throwIfAborted } from '../util/abort.ts'
 
 /** What a computation gives: at least the entry it wrote; the caller may add what it keeps in memory besides. */
@@ -58,7 +58,7 @@ export interface SingleFlight {
    * the key is under way in this process, the flight's lock is asked for in the same round trip (Cache.readOrLock),
    * for lockTtl as run() would, and its outcome is `lock`, to be passed to run() as `claim`.
    */
-  read (key: string, options: { lockTtl: number }): Promise<ReadOrLock>
+  read (key: string, options: { lockTtl: number }): Promise<CacheRead>
   /**
    * Runs compute() once per key across callers and instances. `since` is the epoch ms after which a
    * cache entry counts as the fruit of the flight we joined (older ones are what we are replacing).

@@ -4,7 +4,7 @@ import type { Logger } from 'pino'
 import type { AppContext } from '../context.ts'
 import type { ExtractOptions } from '../schemas/options.ts'
 import { AppError } from '../errors.ts'
-import { judge, type CacheEntry, type ReadOrLock, type Served } from '../cache/entries.ts'
+import { judge, type CacheEntry, type CacheRead, type Served } from '../cache/entries.ts'
 
 export type { Served } from '../cache/entries.ts'
 import { cacheKeyOf } from './cache-key.ts'
@@ -89,7 +89,7 @@ export function serveHeld (ctx: AppContext, options: ExtractOptions, key: string
   return { entry: held, status: 'HIT', timings: { cache: performance.now() - t } }
 }
 
-async function readCacheSafely (ctx: AppContext, key: string, lockTtl: number, log: Logger): Promise<ReadOrLock> {
+async function readCacheSafely (ctx: AppContext, key: string, lockTtl: number, log: Logger): Promise<CacheRead> {
   try {
     return await ctx.flights.read(key, { lockTtl })
   } catch (err) {
