@@ -6,6 +6,7 @@ import { LRUCache } from 'lru-cache'
 import type { IncomingHttpHeaders } from 'node:http'
 import type { ExtractOptions } from '../schemas/options.ts'
 import { deepFreeze } from '../util/freeze.ts'
+import { API_HEADER_PREFIX } from '../schemas/read-emulation.ts'
 
 export interface ParsedQuery {
   options: Readonly<ExtractOptions>
@@ -21,7 +22,7 @@ export interface ParsedQueries {
 function forwardedHeaders (headers: IncomingHttpHeaders): string {
   let out = ''
   for (const name in headers) {
-    if (name.startsWith('x-api-header-')) out += `${name}\u0000${String(headers[name])}\u0000`
+    if (name.startsWith(API_HEADER_PREFIX)) out += `${name}\u0000${String(headers[name])}\u0000`
   }
   return out
 }

@@ -9,8 +9,7 @@ import type { AppError } from '../errors.ts'
 import { coerceObject, type Schema } from './schema.ts'
 import { withJson } from './transport.ts'
 import { commonProperties, type Args, type Tool } from './tools.ts'
-
-const API_HEADER_PREFIX = 'x-api-header-'
+import { API_HEADER_PREFIX } from '../schemas/read-emulation.ts'
 
 /** A tool ready to be listed and called: its MCP definition and its compiled validator. */
 export interface PreparedTool {

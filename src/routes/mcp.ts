@@ -17,6 +17,7 @@ import { createMcpServer, type CallTool, type QuickCall } from '../mcp/server.ts
 import { callRequest, toolError, toolResult, type CallRequest, type PreparedTool } from '../mcp/calls.ts'
 import { resultAnswer } from '../mcp/transport.ts'
 import { TOOLS, type Args, type Tool } from '../mcp/tools.ts'
+import { API_HEADER_PREFIX } from '../schemas/read-emulation.ts'
 import { headerValue, type Ran, type ServeCore, type WatchClient } from './serve.ts'
 
 /** The largest body POST /mcp reads. */
@@ -114,7 +115,7 @@ export interface McpQuick {
 }
 
 function forwardsHeaders (headers: IncomingHttpHeaders): boolean {
-  for (const name in headers) if (name.startsWith('x-api-header-')) return true
+  for (const name in headers) if (name.startsWith(API_HEADER_PREFIX)) return true
   return false
 }
 
