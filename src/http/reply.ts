@@ -31,8 +31,6 @@ export interface EntryHeaders {
   ttl: string
   timestamp: string
   fetchTime: string
-  /** The body's length in bytes (its content-length when it is sent as it is). */
-  length: string
 }
 
 // Prepared once per entry version: a changed entry is a new object (parsed, written or computed anew), so the
@@ -43,7 +41,7 @@ export function headersOf (entry: CacheEntry): EntryHeaders {
   let prepared = entryHeaders.get(entry)
   if (prepared === undefined) {
     const { meta } = entry
-    prepared = { ttl: String(meta.ttl), timestamp: String(meta.createdAt), fetchTime: pretty(meta.fetchTime), length: String(Buffer.byteLength(entry.body)) }
+    prepared = { ttl: String(meta.ttl), timestamp: String(meta.createdAt), fetchTime: pretty(meta.fetchTime) }
     entryHeaders.set(entry, prepared)
   }
   return prepared

@@ -69,7 +69,7 @@ const JSON_ROUTE: LaneRoute = {
   accepts: options => options.embed === undefined && options.filter === undefined,
   body (entry) {
     let body = jsonBodies.get(entry)
-    if (body === undefined) jsonBodies.set(entry, body = { text: entry.body, length: headersOf(entry).length, headers: ['content-type', JSON_TYPE] })
+    if (body === undefined) jsonBodies.set(entry, body = { text: entry.body, length: String(Buffer.byteLength(entry.body)), headers: ['content-type', JSON_TYPE] })
     return body
   }
 }
