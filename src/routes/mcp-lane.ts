@@ -7,12 +7,13 @@
 // A call whose checks passed is kept by its body with the id cut out (routes/mcp-memo.ts): the same call under a new
 // id is neither parsed nor checked again, only looked for in hand, and answered under its own id.
 import type { IncomingMessage, ServerResponse } from 'node:http'
+import { LRUCache } from 'lru-cache'
 import type { AppContext } from '../context.ts'
 import { JSON_TYPE, pretty } from '../http/reply.ts'
 import type { RequestId } from '@modelcontextprotocol/sdk/types.js'
 import { deepFreeze } from '../util/freeze.ts'
 import { markPreread, MCP_BODY_LIMIT, presentedKey, wantsSse, type LaneCall, type McpQuick } from './mcp.ts'
-import { CallMemo, idSlot, MEMO_TEXT, parseCall } from './mcp-memo.ts'
+import { idSlot, MEMO_SIZE, MEMO_TEXT, parseCall } from './mcp-memo.ts'
 import { headerValue } from './serve.ts'
 
 /** Bodies the lane reads; larger ones (rare for one call) go to Fastify unread. */
@@ -32,7 +33,8 @@ export interface McpLaneDeps {
 export function createMcpLane (deps: McpLaneDeps): (req: IncomingMessage, res: ServerResponse, next: () => void) => boolean {
   const { ctx } = deps
   const untrusted = ctx.config.trustProxy === false
-  const memo = new CallMemo<LaneCall>()
+  // The calls checked before, by their key (IdSlot).
+  const memo = new LRUCache<string, LaneCall>({ max: MEMO_SIZE })
 
   function answer (req: IncomingMessage, res: ServerResponse, { text, bytes }: { text: string, bytes: number }, startedAt: number): void {
     deps.send(req, res, [
@@ -59,7 +61,7 @@ export function createMcpLane (deps: McpLaneDeps): (req: IncomingMessage, res: S
       return
     }
     const slot = text.length <= MEMO_TEXT ? idSlot(text) : undefined
-    const known = slot === undefined ? undefined : memo.get(slot)
+    const known = slot === undefined ? undefined : memo.get(slot.key)
     if (known !== undefined) {
       reply(req, res, next, body, known, slot!.id, startedAt)
       return
@@ -85,7 +87,7 @@ export function createMcpLane (deps: McpLaneDeps): (req: IncomingMessage, res: S
     // Kept frozen (its arguments and query; the tool is the server's): later POSTs share it.
     if (parsed.exact) {
       const { prepared, args, mapped } = checked.call
-      memo.set(slot!, Object.freeze({ prepared, args: deepFreeze(args), mapped: deepFreeze(mapped) }))
+      memo.set(slot!.key, Object.freeze({ prepared, args: deepFreeze(args), mapped: deepFreeze(mapped) }))
     }
     reply(req, res, next, body, checked.call, checked.id, startedAt)
   }

@@ -12,8 +12,8 @@
 // splits one way only, and a body with a NUL of its own matches no kept key.
 /** Bodies longer than this are not kept (nor looked up). */
 export const MEMO_TEXT = 4096
-/** Calls kept per lane; the memo starts over when full. */
-const MEMO_SIZE = 1000
+/** Calls kept per lane (the least recently used go first). */
+export const MEMO_SIZE = 1000
 
 const SENTINEL = '\u0000pagecast'
 const SENTINEL_TEXT = JSON.stringify(SENTINEL)
@@ -65,18 +65,4 @@ export function parseCall (text: string, slot: IdSlot | undefined): { message: u
     }
   }
   return { message: JSON.parse(text), exact: false }
-}
-
-/** The calls a lane has checked, by their key (IdSlot). */
-export class CallMemo<T> {
-  private readonly known = new Map<string, T>()
-
-  get (slot: IdSlot): T | undefined {
-    return this.known.get(slot.key)
-  }
-
-  set (slot: IdSlot, value: T): void {
-    if (this.known.size >= MEMO_SIZE) this.known.clear()
-    this.known.set(slot.key, value)
-  }
 }
