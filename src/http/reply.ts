@@ -54,15 +54,23 @@ export function cacheControlOf (served: Pick<Served, 'entry' | 'status'>, now: n
     : 'public, must-revalidate, max-age=0'
 }
 
-export function setCacheHeaders (reply: FastifyReply, served: Served, now: number): void {
+/** The cache headers of an answer from the entry, in the order they are sent: name, value, name, value, ... */
+export function cacheHeaderPairs (served: Pick<Served, 'entry' | 'status'>, now: number): string[] {
   const { meta } = served.entry
   const prepared = headersOf(served.entry)
-  reply.header('x-cache-status', served.status)
-  reply.header('x-cache-ttl', prepared.ttl)
-  reply.header('x-timestamp', prepared.timestamp)
-  reply.header('cache-control', cacheControlOf(served, now))
-  reply.header('x-fetch-mode', meta.fetchMode)
-  reply.header('x-fetch-time', prepared.fetchTime)
+  return [
+    'x-cache-status', served.status,
+    'x-cache-ttl', prepared.ttl,
+    'x-timestamp', prepared.timestamp,
+    'cache-control', cacheControlOf(served, now),
+    'x-fetch-mode', meta.fetchMode,
+    'x-fetch-time', prepared.fetchTime
+  ]
+}
+
+export function setCacheHeaders (reply: FastifyReply, served: Served, now: number): void {
+  const pairs = cacheHeaderPairs(served, now)
+  for (let i = 0; i < pairs.length; i += 2) reply.header(pairs[i]!, pairs[i + 1]!)
 }
 
 const UNSAFE_SEGMENTS = new Set(['__proto__', 'constructor', 'prototype'])

@@ -15,7 +15,7 @@ import type { AccessLog } from '../http/access-log.ts'
 import type { ClientAddress } from '../http/client-ip.ts'
 import { headerValue, markQuotaCounted, type QuotaCounted, type ServeCore } from './serve.ts'
 import { heldHit } from '../pipeline/index.ts'
-import { cacheControlOf, envelopeOf, getPath, headersOf, JSON_TYPE, knownTextHeaders, pretty, serverTiming } from '../http/reply.ts'
+import { cacheHeaderPairs, envelopeOf, getPath, JSON_TYPE, knownTextHeaders, pretty, serverTiming } from '../http/reply.ts'
 import { NOSNIFF_HEADERS, SANDBOX_HEADERS } from '../http/security-headers.ts'
 import type { ExtractOptions } from '../schemas/options.ts'
 import { contentPathQuery, type ContentAttr } from '../schemas/content-query.ts'
@@ -164,17 +164,11 @@ export function createHitLane (deps: HitLaneDeps): HitLane {
 
   function answer (req: IncomingMessage, res: ServerResponse, { entry, body, encoded }: Held, startedAt: number, lookupMs: number, quota: Record<string, string>): void {
     ctx.metrics.cache('HIT')
-    const prepared = headersOf(entry)
     const tail: string[] = []
     for (const name in quota) tail.push(name, quota[name]!)
     const total = performance.now() - startedAt
     tail.push(
-      'x-cache-status', 'HIT',
-      'x-cache-ttl', prepared.ttl,
-      'x-timestamp', prepared.timestamp,
-      'cache-control', cacheControlOf({ entry, status: 'HIT' }, Date.now()),
-      'x-fetch-mode', entry.meta.fetchMode,
-      'x-fetch-time', prepared.fetchTime,
+      ...cacheHeaderPairs({ entry, status: 'HIT' }, Date.now()),
       'server-timing', serverTiming({ cache: lookupMs }, total),
       ...body.headers,
       'x-response-time', pretty(total)
