@@ -10,12 +10,18 @@ import type { IncomingHttpHeaders } from 'node:http'
  */
 export const MAX_UNREAD_BODY_BYTES = 64 * 1024
 
+/** The body length the headers declare: 0 with neither header, undefined when unknown (chunked) or malformed. */
+export function declaredLength (headers: IncomingHttpHeaders): number | undefined {
+  if (headers['transfer-encoding'] !== undefined) return undefined
+  const length = headers['content-length']
+  if (length === undefined) return 0
+  return /^\d+$/.test(length) ? Number(length) : undefined
+}
+
 /** Whether a body this request did not read is small enough to be discarded on a kept-alive connection. */
 export function drainable (headers: IncomingHttpHeaders): boolean {
-  if (headers['transfer-encoding'] !== undefined) return false
-  const length = headers['content-length']
-  if (length === undefined) return true
-  return /^\d+$/.test(length) && Number(length) <= MAX_UNREAD_BODY_BYTES
+  const length = declaredLength(headers)
+  return length !== undefined && length <= MAX_UNREAD_BODY_BYTES
 }
 
 export function ignoreRequestBodies (app: FastifyInstance): void {

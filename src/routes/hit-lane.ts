@@ -17,6 +17,7 @@ import { headerValue, markQuotaCounted, type QuotaCounted, type ServeCore } from
 import { heldHit } from '../pipeline/index.ts'
 import { cacheHeaderPairs, envelopeOf, getPath, JSON_TYPE, knownTextHeaders, pretty, serverTiming } from '../http/reply.ts'
 import { NOSNIFF_HEADERS, SANDBOX_HEADERS } from '../http/security-headers.ts'
+import { declaredLength } from '../http/request-body.ts'
 import type { ExtractOptions } from '../schemas/options.ts'
 import { contentPathQuery, type ContentAttr } from '../schemas/content-query.ts'
 import { ANSWERS, memoQuery } from './content.ts'
@@ -201,7 +202,7 @@ export function createHitLane (deps: HitLaneDeps): HitLane {
     const startedAt = performance.now()
     const headers = req.headers
     // A body would have to be drained or the connection closed (http/request-body.ts): Fastify's path does that.
-    if (headers['transfer-encoding'] !== undefined || (headers['content-length'] !== undefined && headers['content-length'] !== '0')) return false
+    if (declaredLength(headers) !== 0) return false
     const key = headerValue(headers['x-api-key'])
     if (plan === 'pro' ? !ctx.verifyKey(key) : key !== undefined) return false
     const found = held(req, route, raw)

@@ -10,6 +10,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http'
 import { LRUCache } from 'lru-cache'
 import type { AppContext } from '../context.ts'
 import { JSON_TYPE, pretty } from '../http/reply.ts'
+import { declaredLength } from '../http/request-body.ts'
 import type { RequestId } from '@modelcontextprotocol/sdk/types.js'
 import { deepFreeze } from '../util/freeze.ts'
 import { markPreread, MCP_BODY_LIMIT, presentedKey, wantsSse, type LaneCall, type McpQuick } from './mcp.ts'
@@ -101,10 +102,9 @@ export function createMcpLane (deps: McpLaneDeps): (req: IncomingMessage, res: S
 
   return function tryPost (req, res, next) {
     const h = req.headers
-    const length = h['content-length']
+    const length = declaredLength(h)
     if (!untrusted || req.url !== '/mcp' || !JSON_MEDIA.test(h['content-type'] ?? '') || length === undefined ||
-      !/^\d+$/.test(length) || Number(length) === 0 || Number(length) > MAX_LANE_BODY ||
-      h['transfer-encoding'] !== undefined || h['content-encoding'] !== undefined || h['accept-encoding'] !== undefined ||
+      length === 0 || length > MAX_LANE_BODY || h['content-encoding'] !== undefined || h['accept-encoding'] !== undefined ||
       wantsSse(h.accept) || !ctx.verifyKey(presentedKey(h))) return false
     const startedAt = performance.now()
     const chunks: Buffer[] = []
