@@ -61,6 +61,8 @@ export interface Config {
   browserQueueLimit: number
   /** Largest HTML body read by the plain fetch (a larger one is refused, EINVALURL) and parsed for metadata, bytes. */
   maxHtmlBytes: number
+  /** Worker threads that read loaded pages (READER_THREADS; src/reader/). */
+  readerThreads: number
   /** Bytes a media probe's ranged GET reads. */
   maxProbeBytes: number
   /** Redirects the plain fetch, the probes and the browser's navigation follow before EMAXREDIRECTS. */
@@ -348,6 +350,7 @@ export function loadConfig (env: Env = {}): Readonly<Config> {
     browserConcurrency: integer(env, 'BROWSER_CONCURRENCY', cpus, 1, 256),
     browserQueueLimit: integer(env, 'BROWSER_QUEUE_LIMIT', 64, 0, 100_000),
     maxHtmlBytes: integer(env, 'MAX_HTML_BYTES', DEFAULT_MAX_HTML_BYTES, 1024, 1024 * 1024 * 1024),
+    readerThreads: integer(env, 'READER_THREADS', Math.max(2, cpus), 1, 64),
     maxProbeBytes: integer(env, 'MAX_PROBE_BYTES', 64 * 1024, 1024, 16 * 1024 * 1024),
     maxRedirects: integer(env, 'MAX_REDIRECTS', DEFAULT_MAX_REDIRECTS, 0, 100),
     maxFullPageHeight: integer(env, 'MAX_FULLPAGE_HEIGHT', 16_384, 100, 16_384),

@@ -10,10 +10,8 @@ import { createAddressGuard, type AddressGuard } from './net/guard.ts'
 import { createHttpClient } from './net/http-client.ts'
 import type { HttpClient, Probe } from './net/types.ts'
 import { PROBE_BYTES } from './media/objects.ts'
-import { createMetadataExtractor, type MetadataExtractor } from './metadata/extractor.ts'
-import { createRuleRunner, type RuleRunner } from './extract/index.ts'
+import { createPageReader, type PageReader } from './reader/index.ts'
 import { bundledProviders, createOembed, type OembedClient, type OembedProvider } from './oembed/index.ts'
-import { createAvFinder, type AvFinder } from './media/discover.ts'
 import { createKeyVerifier } from './http/auth.ts'
 import { desktopUserAgent } from './browser/devices.ts'
 import { createBrowserPool, createLazyBrowserPool, type BrowserPoolOptions, type LazyBrowserPool } from './browser/pool/index.ts'
@@ -31,13 +29,10 @@ export interface AppContext {
   flights: SingleFlight
   guard: AddressGuard
   http: HttpClient
-  metadata: MetadataExtractor
-  /** `data` rules (docs/api.md §3.3). */
-  rules: RuleRunner
+  /** Reads a loaded page off the event loop: metadata, `data` rules, video/audio, technologies (src/reader/). */
+  reader: PageReader
   /** oEmbed discovery and the bundled provider registry (`iframe`, docs/api.md §3.4). */
   oembed: OembedClient
-  /** `video` and `audio` (docs/api.md §3.4). */
-  av: AvFinder
   browser: LazyBrowserPool
   /** `adblock`'s filter engine and consent rules (docs/browser.md#adblock), loaded once, at start or on first use. */
   adblock: AdblockLoader
@@ -78,10 +73,8 @@ export async function createContext (config: Readonly<Config>, log: Logger, over
     ...options,
     maxBytes: (options.offset ?? 0) === 0 && (options.maxBytes === undefined || options.maxBytes === PROBE_BYTES) ? config.maxProbeBytes : options.maxBytes
   })
-  const metadata = createMetadataExtractor({ probe, log, maxHtmlBytes: config.maxHtmlBytes })
-  const rules = createRuleRunner({ probe, log })
+  const reader = createPageReader({ probe, maxHtmlBytes: config.maxHtmlBytes, threads: config.readerThreads, log })
   const oembed = createOembed({ http, providers: overrides.oembedProviders ?? bundledProviders(), log })
-  const av = createAvFinder({ probe, log })
   const browser = createLazyBrowserPool(async () => await createBrowserPool({
     chromiumPath: config.chromiumPath,
     wsEndpoint: config.browserWsEndpoint,
@@ -111,10 +104,8 @@ export async function createContext (config: Readonly<Config>, log: Logger, over
     flights,
     guard,
     http,
-    metadata,
-    rules,
+    reader,
     oembed,
-    av,
     browser,
     adblock: createAdblockLoader(),
     lighthouse,
@@ -130,6 +121,7 @@ export async function closeContext (ctx: AppContext): Promise<void> {
   await Promise.allSettled([...ctx.background])
   await ctx.browser.close()
   await ctx.lighthouse.close()
+  await ctx.reader.close()
   await ctx.http.close()
   await ctx.store.close()
   await ctx.storage.close()

@@ -1,11 +1,13 @@
 // The loaded target as the `data` rules and the metadata read it (docs/api.md §3.3): decoded and parsed once per
-// request, the parse only when something reads the tree. An HTML page is parsed with cheerio, its base URI the page's URL, and the same document is handed to
-// metascraper. A JSON or text target is its text, shown as one `<pre>` so that rules without a selector read it
-// whole; when the browser rendered it, the text is taken back out of Chromium's viewer. Other targets (images,
-// PDF, media) are not read by rules.
+// request, the parse only when something reads the tree. An HTML page is held to the DOM bounds (util/dom-limits.ts)
+// and parsed with cheerio, its base URI the page's URL, and the same document is handed to metascraper. A JSON or
+// text target is its text, shown as one `<pre>` so that rules without a selector read it whole; when the browser
+// rendered it, the text is taken back out of Chromium's viewer. Other targets (images, PDF, media) are not read by
+// rules.
 import { load, type CheerioAPI } from 'cheerio'
 import { classifyTarget, decodeHtml, type ParsedHtml } from '../metadata/extractor.ts'
 import { mimeOf } from '../media/objects.ts'
+import { boundMarkup } from '../util/dom-limits.ts'
 
 export type DocumentKind = 'html' | 'json' | 'text' | 'other'
 
@@ -56,7 +58,11 @@ export function parseTarget (loaded: LoadedBody, maxBytes: number): TargetDocume
   const kind = kindOf(loaded.headers, loaded.body)
   if (kind === 'other') return lazyDocument(kind, loaded.url, '', () => load('', { baseURI: loaded.url }))
   const decoded = decodeHtml(loaded.body, loaded.headers['content-type'], maxBytes)
-  if (kind === 'html') return lazyDocument(kind, loaded.url, decoded, () => load(decoded, { baseURI: loaded.url }))
+  if (kind === 'html') {
+    // Held to the DOM bounds before any parser builds a tree of it (util/dom-limits.ts).
+    const html = boundMarkup(decoded)
+    return lazyDocument(kind, loaded.url, html, () => load(html, { baseURI: loaded.url }))
+  }
   // Chromium shows a JSON or text response inside its own page, the text in the first <pre>.
   const text = loaded.rendered ? load(decoded)('pre').first().text() : decoded
   return lazyDocument(kind, loaded.url, text, () => {

@@ -32,6 +32,7 @@ import { guardAuthorRules, jsonLdAuthorRules, twitterCreatorRules } from './rule
 import { createPickFn, createResolveFaviconUrl, createRootFaviconRule, originFaviconRule, type LogoScraper } from './rules/favicon.ts'
 import { guardMediaRules, guardTextRules, guardUrlRules } from './rules/guards.ts'
 import { toHttpUrl } from '../util/url.ts'
+import { boundMarkup } from '../util/dom-limits.ts'
 import { httpDateRules, toHttpDate } from './rules/http-date.ts'
 import { publisherDomainRules, registrableDomain } from './rules/publisher.ts'
 import type { HtmlDom, ImageLikeKind, PingOptions, RequestState, Rule, RuleBundle } from './rules/types.ts'
@@ -249,8 +250,9 @@ function looksLikeHtml (body: Buffer): boolean {
 /** The text of an HTML response's first bytes, or null when it is not HTML (root-domain favicon step). */
 function htmlOf (body: Buffer, headers: Record<string, string>, maxBytes: number): string | null {
   const mime = mimeOf(headers['content-type'])
-  if (HTML_TYPES.has(mime) || (SNIFFABLE_TYPES.has(mime) && looksLikeHtml(body))) return decodeHtml(body, headers['content-type'], maxBytes)
-  return null
+  if (!HTML_TYPES.has(mime) && !(SNIFFABLE_TYPES.has(mime) && looksLikeHtml(body))) return null
+  // Another page than the target, parsed by metascraper from this text: held to the same DOM bounds.
+  return boundMarkup(decodeHtml(body, headers['content-type'], maxBytes))
 }
 
 /**

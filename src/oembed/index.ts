@@ -30,8 +30,8 @@ export interface OembedRequest {
   url: string
   /** The URL asked for, when redirects led elsewhere: the registry is tried with it too. */
   requestedUrl?: string
-  /** The parsed page (absent for targets that are not HTML). */
-  $?: CheerioAPI
+  /** The page's own discovery links, in order (discoverOembed; absent for targets that are not HTML). */
+  discovered?: readonly OembedEndpoint[]
   /** `iframe.*` keys, lower-cased, passed to the provider as query parameters. */
   params: Readonly<Record<string, string>>
   signal: AbortSignal
@@ -86,13 +86,18 @@ function baseOf ($: CheerioAPI, pageUrl: string): string {
   return (base === undefined ? undefined : toHttpUrl(base, pageUrl)) ?? pageUrl
 }
 
+/** The page's oEmbed discovery links, resolved against its `<base>` or its URL: read where the page is parsed. */
+export function discoverOembed ($: CheerioAPI, pageUrl: string): OembedEndpoint[] {
+  return discoverEndpoints($, baseOf($, pageUrl))
+}
+
 export function createOembed (options: OembedOptions): OembedClient {
   const { http, log } = options
   const maxBytes = options.maxBytes ?? OEMBED_MAX_BYTES
   const registry = createRegistry(options.providers)
 
   function endpointsFor (request: Omit<OembedRequest, 'signal'>): OembedEndpoint[] {
-    const candidates: OembedEndpoint[] = request.$ === undefined ? [] : discoverEndpoints(request.$, baseOf(request.$, request.url))
+    const candidates: OembedEndpoint[] = [...(request.discovered ?? [])]
     const pages = [request.url, ...(request.requestedUrl === undefined || request.requestedUrl === request.url ? [] : [request.requestedUrl])]
     const fromRegistry = pages.map((page) => registryEndpoint(registry, page)).find((endpoint) => endpoint !== null)
     if (fromRegistry !== undefined && fromRegistry !== null) candidates.push(fromRegistry)

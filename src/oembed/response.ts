@@ -11,8 +11,15 @@
 //   inline scripts and those with another scheme are dropped from `html` and not listed: HTML inserted into a page
 //   (`innerHTML`, as embedding clients do) never runs them, and `scripts` has no place for code.
 import { load } from 'cheerio'
+import { boundMarkup, type DomBounds } from '../util/dom-limits.ts'
 import { escapeHtml } from '../util/html.ts'
 import { toHttpUrl } from '../util/url.ts'
+
+/**
+ * An answer is parsed in the service (it is small: OEMBED_MAX_BYTES), held to bounds far below a page's, since an
+ * embed is an iframe or a few elements: a hostile endpoint's markup costs a few milliseconds at most.
+ */
+const ANSWER_BOUNDS: DomBounds = { depth: 64, elements: 5_000 }
 
 export interface IframeScript {
   src: string
@@ -52,7 +59,8 @@ export function parseJsonResponse (text: string): OembedFields | null {
 
 /** An XML body's `<oembed>` children (entities decoded, CDATA read as text); null without that root. */
 export function parseXmlResponse (text: string): OembedFields | null {
-  const $ = load(text.replace(/^\uFEFF/, ''), { xml: { xmlMode: true, decodeEntities: true } })
+  // The endpoint is the page's choice: its answer is held to the DOM bounds before a tree is built of it.
+  const $ = load(boundMarkup(text.replace(/^\uFEFF/, ''), { xml: true, bounds: ANSWER_BOUNDS }), { xml: { xmlMode: true, decodeEntities: true } })
   const root = $.root().children().first()
   if (root.length === 0 || root.prop('tagName')?.toLowerCase() !== 'oembed') return null
   const entries: Array<[string, unknown]> = []
@@ -86,7 +94,7 @@ export function embedHtmlOf (fields: OembedFields, base: string): string | null 
 /** `html` with its `<script>` tags taken out, and the external ones listed in document order. */
 export function splitScripts (html: string, base: string): Iframe {
   if (!/<script/i.test(html)) return { html, scripts: [] }
-  const $ = load(html, { baseURI: base }, false)
+  const $ = load(boundMarkup(html, { bounds: ANSWER_BOUNDS }), { baseURI: base }, false)
   const scripts: IframeScript[] = []
   $('script').each((_i, element) => {
     const script = $(element)

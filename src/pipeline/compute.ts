@@ -1,24 +1,24 @@
-// One computation of a result, the use case behind every MISS: load the page (load.ts), parse it once, extract the
-// metadata, run the `data` rules on the same document (their fields override metadata fields of the same name), add
-// the outcome of `function`, run the enrichers on the result and the same document (storing the producers' files
-// first, then oEmbed), and build the cache entry.
+// One computation of a result, the use case behind every MISS: load the page (load.ts), read it once in the page
+// reader (src/reader/: the metadata, the `data` rules, video/audio, technologies, oEmbed links), add the outcome of
+// `function`, run the enrichers on the result (storing the producers' files first, then oEmbed), and build the cache
+// entry.
 import type { Logger } from 'pino'
 import type { AppContext } from '../context.ts'
 import type { ExtractOptions } from '../schemas/options.ts'
 import type { CacheEntry, Envelope, LoadedBy, Fresh } from '../cache/entries.ts'
-import { groupOptions } from '../schemas/option-groups.ts'
+import { groupOptions, type OutputOptions } from '../schemas/option-groups.ts'
 import { loadModeOf, readsPage as readsPageOf } from './prerender.ts'
-import { loadTarget } from './load.ts'
+import { loadTarget, type Loaded } from './load.ts'
+import type { PageReadTask } from '../reader/index.ts'
 import { enrich, type Extraction } from './enrichers/index.ts'
-import { parseTarget, parsedHtmlOf } from '../extract/index.ts'
-import { classifyTarget } from '../metadata/extractor.ts'
 import { runWithEgress, type EgressScope } from '../net/egress-scope.ts'
 import { parseUpstreamProxy, resolveProxy } from '../net/proxy-tunnel.ts'
 import { recompressFiles } from '../media/png-recompress.ts'
 
+import type { StoredFile } from '../storage/index.ts'
+
 /** The outputs that are a media file the page names (docs/api.md §3.4), in their order in `data`. */
 const AV_KINDS = ['video', 'audio'] as const
-import type { StoredFile } from '../storage/index.ts'
 
 /** Results whose target answered 5xx are cached for one minute at most (docs/api.md §7). */
 const SERVER_ERROR_TTL_MS = 60_000
@@ -55,8 +55,6 @@ async function compute (ctx: AppContext, options: ExtractOptions, run: ComputeRu
   let fetchTime = 0
   const extraction: Extraction = { data: {}, generated: {}, files: {}, bytes: {} }
 
-  const rules = outputs.data
-  const avKinds = AV_KINDS.filter(kind => outputs[kind])
   // Metadata, rules, oEmbed discovery, video, audio and technologies read the page (the parameter table's
   // `readsPage`), so they load it even with `meta=false` (docs/api.md §3.4).
   const readsPage = readsPageOf(options)
@@ -78,40 +76,12 @@ async function compute (ctx: AppContext, options: ExtractOptions, run: ComputeRu
     }
 
     const te = performance.now()
-    // Parsed once, for the metadata and the rules together (docs/architecture.md).
-    const document = readsPage
-      ? parseTarget({ url: loaded.url, headers: loaded.headers, body: loaded.body, rendered: loaded.mode === 'prerender' }, ctx.config.maxHtmlBytes)
-      : undefined
-    if (outputs.meta !== false) {
-      const parsed = document === undefined ? undefined : parsedHtmlOf(document)
-      extraction.data = await ctx.metadata.extract({
-        url: loaded.url,
-        statusCode: loaded.statusCode,
-        headers: loaded.headers,
-        body: loaded.body,
-        fields: outputs.meta.fields,
-        ping: { image: outputs.ping.image, logo: outputs.ping.logo },
-        signal: run.signal,
-        ...(parsed === undefined ? {} : { document: parsed })
-      })
-    }
-    if (avKinds.length > 0 && document !== undefined) {
-      const target = classifyTarget(loaded.headers, loaded.body)
-      Object.assign(extraction.data, await ctx.av.find({
-        kinds: avKinds,
-        url: loaded.url,
-        ...(document.kind === 'html' ? { $: document.$ } : {}),
-        ...(target === 'video' || target === 'audio' ? { target } : {}),
-        ping: outputs.ping,
-        signal: run.signal
-      }))
-    }
-    if (rules !== undefined && document !== undefined) {
-      const tr = performance.now()
-      Object.assign(extraction.data, await ctx.rules.run({
-        data: rules, document, evaluated: loaded.rendered?.values.evaluate, ping: outputs.ping, signal: run.signal
-      }))
-      run.timings.rules = performance.now() - tr
+    // Read once, off the event loop (src/reader/): the metadata, video/audio, the rules (their fields override
+    // metadata fields of the same name), the technologies and the oEmbed links, from one parsed document.
+    const read = readsPage ? await ctx.reader.read(readTaskOf(outputs, loaded, ctx.config.maxHtmlBytes), run) : undefined
+    if (read !== undefined) {
+      extraction.data = read.data
+      if (read.rulesTime !== undefined) run.timings.rules = read.rulesTime
     }
     run.timings.extract = performance.now() - te
     const fnResult = loaded.rendered?.values.function
@@ -126,8 +96,7 @@ async function compute (ctx: AppContext, options: ExtractOptions, run: ComputeRu
         url: loaded.url,
         requestedUrl: target.url,
         headers: loaded.headers,
-        ...(document === undefined ? {} : { document }),
-        ...(loaded.rendered?.values.technologies === undefined ? {} : { globals: loaded.rendered.values.technologies })
+        ...(read === undefined ? {} : { read })
       },
       cacheKey: run.cacheKey,
       ttl: ttlFor(cache.ttl, loaded.statusCode),
@@ -161,6 +130,25 @@ async function compute (ctx: AppContext, options: ExtractOptions, run: ComputeRu
     body: JSON.stringify(envelope)
   }
   return { entry, fresh: { envelope, files: extraction.bytes } }
+}
+
+/** What the page reader is asked to read of the loaded page, from the request's outputs. */
+function readTaskOf (outputs: OutputOptions, loaded: Loaded, maxHtmlBytes: number): PageReadTask {
+  const avKinds = AV_KINDS.filter(kind => outputs[kind])
+  const values = loaded.rendered?.values
+  return {
+    page: { url: loaded.url, statusCode: loaded.statusCode, headers: loaded.headers, body: loaded.body, rendered: loaded.mode === 'prerender' },
+    maxHtmlBytes,
+    oembed: outputs.iframe !== false,
+    ...(outputs.meta === false ? {} : { meta: { fields: outputs.meta.fields, ping: { image: outputs.ping.image, logo: outputs.ping.logo } } }),
+    ...(avKinds.length === 0 ? {} : { av: { kinds: avKinds, ping: outputs.ping } }),
+    ...(outputs.data === undefined
+      ? {}
+      : { rules: { data: outputs.data, ping: outputs.ping, ...(values?.evaluate === undefined ? {} : { evaluated: values.evaluate }) } }),
+    ...(outputs.insights === false || !outputs.insights.technologies
+      ? {}
+      : { technologies: values?.technologies === undefined ? {} : { globals: values.technologies } })
+  }
 }
 
 function ttlFor (ttl: number, statusCode: number | null): number {

@@ -4,7 +4,7 @@
 import { describe, expect, it } from 'vitest'
 import { load } from 'cheerio'
 import {
-  bundledProviders, createOembed, createRegistry, discoverEndpoints, iframeOf, registryEndpoint, splitScripts, withParams
+  bundledProviders, createOembed, createRegistry, discoverEndpoints, discoverOembed, iframeOf, registryEndpoint, splitScripts, withParams
 } from '../../src/oembed/index.ts'
 import { compileScheme } from '../../src/oembed/registry.ts'
 import type { HttpClient } from '../../src/net/types.ts'
@@ -58,7 +58,8 @@ describe('the bundled registry (oembed-providers)', () => {
   it('lists discovery links first, then the registry, without calling anything', () => {
     const client = createOembed({ http: noHttp, providers })
     const $ = load('<link rel="alternate" type="application/json+oembed" href="/oembed?url=x">', { baseURI: 'https://www.youtube.com/watch?v=x' })
-    expect(client.endpointsFor({ url: 'https://www.youtube.com/watch?v=x', $, params: { maxheight: '300' } }).map((e) => [e.source, e.url])).toEqual([
+    const discovered = discoverOembed($, 'https://www.youtube.com/watch?v=x')
+    expect(client.endpointsFor({ url: 'https://www.youtube.com/watch?v=x', discovered, params: { maxheight: '300' } }).map((e) => [e.source, e.url])).toEqual([
       ['discovery', 'https://www.youtube.com/oembed?url=x&maxheight=300'],
       ['registry', 'https://www.youtube.com/oembed?url=https%3A%2F%2Fwww.youtube.com%2Fwatch%3Fv%3Dx&format=json&maxheight=300']
     ])
@@ -142,5 +143,25 @@ describe('responses', () => {
     ['broken XML', '<oembed><type>rich</type><html>', null]
   ])('%s', (_name, body, expected) => {
     expect(iframeOf(body, endpoint)).toEqual(expected)
+  })
+})
+
+describe('answers past the DOM bounds (issue 20)', () => {
+  const deep = '<script src="https://cdn.test/e.js"></script><p>first</p>' + '<div>'.repeat(100_000) + 'deep text' + '</div>'.repeat(100_000)
+
+  it('reads a JSON answer whose html nests 100,000 levels quickly, without overflowing the stack', () => {
+    const started = performance.now()
+    const iframe = iframeOf(JSON.stringify({ type: 'rich', html: deep }), 'https://provider.test/oembed')
+    // Generous for a loaded machine: the bounded answer takes milliseconds.
+    expect(performance.now() - started).toBeLessThan(2_000)
+    expect(iframe?.html.startsWith('<p>first</p>')).toBe(true)
+    expect(iframe?.scripts.map((script) => script.src)).toEqual(['https://cdn.test/e.js'])
+  })
+
+  it('reads an XML answer nested 100,000 levels quickly, without overflowing the stack', () => {
+    const xml = `<oembed><type>rich</type><html>x</html><title>${'<b>'.repeat(100_000)}t${'</b>'.repeat(100_000)}</title></oembed>`
+    const started = performance.now()
+    expect(iframeOf(xml, 'https://provider.test/oembed')?.html).toBe('x')
+    expect(performance.now() - started).toBeLessThan(2_000)
   })
 })

@@ -6,8 +6,7 @@ import type { AppContext } from '../../context.ts'
 import type { OutputOptions, ReplyOptions } from '../../schemas/option-groups.ts'
 import type { FileKind, GeneratedFile } from '../../browser/producers/index.ts'
 import type { StoredFile } from '../../storage/index.ts'
-import type { TargetDocument } from '../../extract/index.ts'
-import type { PageGlobals } from '../../insights/signals.ts'
+import type { PageReadResult } from '../../reader/index.ts'
 
 /** The result of one computation as the enrichers see it. */
 export interface Extraction {
@@ -27,12 +26,10 @@ export interface LoadedPage {
   readonly url: string
   /** The URL asked for. */
   readonly requestedUrl: string
-  /** The document parsed once (docs/architecture.md); absent when nothing needed it parsed. */
-  readonly document?: TargetDocument
+  /** What the page reader read of it (src/reader/); absent when nothing read the page. */
+  readonly read?: PageReadResult
   /** The target's response headers (lower-case names, repeats joined by `, `). */
   readonly headers: Readonly<Record<string, string>>
-  /** What the rendered page gave for `insights.technologies`; absent in fetch mode. */
-  readonly globals?: PageGlobals
 }
 
 export interface EnrichContext {

@@ -2,9 +2,6 @@
 // and headers, or the rendered DOM, its response headers and what the page gave: JS globals, DOM properties, the
 // browser's cookies) against the bundled fingerprint set (src/insights/). `lighthouse` is added after it, by its own
 // enricher (lighthouse.ts); a part turned off is absent.
-import { bundledFingerprints } from '../../insights/fingerprints.ts'
-import { detectTechnologies } from '../../insights/detect.ts'
-import { pageSignals } from '../../insights/signals.ts'
 import type { Enricher } from './enricher.ts'
 
 export const insightsEnricher: Enricher = {
@@ -13,17 +10,8 @@ export const insightsEnricher: Enricher = {
   async enrich (extraction, { outputs, page }) {
     if (outputs.insights === false) return
     const insights: Record<string, unknown> = {}
-    if (outputs.insights.technologies) {
-      const document = page.document
-      const html = document?.kind === 'html' ? document : undefined
-      insights.technologies = detectTechnologies(bundledFingerprints(), pageSignals({
-        url: page.url,
-        headers: page.headers,
-        html: html?.source ?? '',
-        ...(html === undefined ? {} : { $: html.$ }),
-        ...(page.globals === undefined ? {} : { globals: page.globals })
-      }))
-    }
+    // Matched by the page reader, on the document it parsed (src/reader/read-page.ts).
+    if (outputs.insights.technologies) insights.technologies = page.read?.technologies ?? []
     extraction.data.insights = insights
   }
 }
