@@ -67,9 +67,9 @@ export interface ContextOverrides {
 const FETCH_CHROME_VERSION = '131.0.0.0'
 
 export async function createContext (config: Readonly<Config>, log: Logger, overrides: ContextOverrides = {}): Promise<AppContext> {
-  const store = createStore({ redis: config.redis }, { log })
+  const store = createStore({ redis: config.redis, memoryMaxBytes: config.cacheMemoryBytes }, { log })
   const storage = createStorage(config, { log })
-  const cache = createCache(store)
+  const cache = createCache(store, { maxEntryBytes: config.cacheMaxEntryBytes })
   const flights = createSingleFlight({ store, cache, log })
   const guard = createAddressGuard({ allowPrivateHosts: [...config.allowPrivateHosts], ...(overrides.resolve === undefined ? {} : { resolve: overrides.resolve }) })
   const http = createHttpClient({ guard, userAgent: desktopUserAgent(FETCH_CHROME_VERSION), maxRedirects: config.maxRedirects, log, ...(overrides.proxyCa === undefined ? {} : { proxyCa: overrides.proxyCa }) })
@@ -79,7 +79,7 @@ export async function createContext (config: Readonly<Config>, log: Logger, over
     maxBytes: (options.offset ?? 0) === 0 && (options.maxBytes === undefined || options.maxBytes === PROBE_BYTES) ? config.maxProbeBytes : options.maxBytes
   })
   const metadata = createMetadataExtractor({ probe, log, maxHtmlBytes: config.maxHtmlBytes })
-  const rules = createRuleRunner({ probe, log })
+  const rules = createRuleRunner({ probe, log, maxBytes: config.maxResponseBytes })
   const oembed = createOembed({ http, providers: overrides.oembedProviders ?? bundledProviders(), log })
   const av = createAvFinder({ probe, log })
   const browser = createLazyBrowserPool(async () => await createBrowserPool({

@@ -112,6 +112,11 @@ export const ERROR_CATALOG = {
     message: 'The PDF could not be generated in time or is too large. Try narrowing it with `pdf.pageRanges`.',
     when: 'The PDF cannot be rendered in the time left, or would exceed 100 MiB.'
   },
+  ETOOLARGE: {
+    status: 400,
+    message: 'The result is too large. Ask for less: narrower `data` rules, or a smaller `evaluate` value.',
+    when: 'The answer, or a value the page returns to an `evaluate` rule, would exceed `MAX_RESPONSE_BYTES` (16 MiB); `data` names what was over. Checked in the page before a value is sent, and while rules are read.'
+  },
   ETIMEOUT: {
     status: 504,
     message: 'The request ran out of time.',
