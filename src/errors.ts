@@ -50,7 +50,7 @@ export const ERROR_CATALOG = {
   EINVALURL: {
     status: 400,
     message: 'The request was not processed: the `url` parameter is invalid.',
-    when: '`url` is missing, unparseable, not http(s) or has no host, or the target does not resolve, cannot be reached, or sends an HTML body over `MAX_HTML_BYTES`.'
+    when: '`url` is missing, unparseable, not http(s) or has no host, or the target does not resolve, cannot be reached, or sends an HTML body over `MAX_HTML_BYTES`, or its rendered DOM serializes to more than that.'
   },
   EFORBIDDENURL: {
     status: 400,
