@@ -10,6 +10,12 @@ export type Plan = 'free' | 'pro'
 
 /** MAX_HTML_BYTES when unset: the largest HTML body read and parsed, bytes. */
 export const DEFAULT_MAX_HTML_BYTES = 10 * 1024 * 1024
+/** MAX_RESPONSE_BYTES when unset: the largest answer (its JSON), and the most any value the page returns may be, bytes. */
+export const DEFAULT_MAX_RESPONSE_BYTES = 16 * 1024 * 1024
+/** CACHE_MAX_ENTRY_BYTES when unset: answers larger than this are served but never cached, bytes. */
+export const DEFAULT_CACHE_MAX_ENTRY_BYTES = 4 * 1024 * 1024
+/** CACHE_MEMORY_BYTES when unset: what the in-process store's cache entries may hold in all, bytes. */
+export const DEFAULT_CACHE_MEMORY_BYTES = 256 * 1024 * 1024
 /** MAX_REDIRECTS when unset: the redirects a load may follow before EMAXREDIRECTS. */
 export const DEFAULT_MAX_REDIRECTS = 10
 
@@ -63,6 +69,15 @@ export interface Config {
   maxHtmlBytes: number
   /** Worker threads that read loaded pages (READER_THREADS; src/reader/). */
   readerThreads: number
+  /**
+   * Largest answer, its JSON in bytes, and the most each value the page returns (`evaluate`) may be: checked in the
+   * page before the value is serialized, and on the result before it is (400 ETOOLARGE).
+   */
+  maxResponseBytes: number
+  /** Answers over this many bytes are served but cached nowhere (neither in process nor in Redis). */
+  cacheMaxEntryBytes: number
+  /** Bytes the in-process store's cache entries may hold in all (without Redis); the least recently used go first. */
+  cacheMemoryBytes: number
   /** Bytes a media probe's ranged GET reads. */
   maxProbeBytes: number
   /** Redirects the plain fetch, the probes and the browser's navigation follow before EMAXREDIRECTS. */
@@ -351,6 +366,9 @@ export function loadConfig (env: Env = {}): Readonly<Config> {
     browserQueueLimit: integer(env, 'BROWSER_QUEUE_LIMIT', 64, 0, 100_000),
     maxHtmlBytes: integer(env, 'MAX_HTML_BYTES', DEFAULT_MAX_HTML_BYTES, 1024, 1024 * 1024 * 1024),
     readerThreads: integer(env, 'READER_THREADS', Math.max(2, cpus), 1, 64),
+    maxResponseBytes: integer(env, 'MAX_RESPONSE_BYTES', DEFAULT_MAX_RESPONSE_BYTES, 1024, 1024 * 1024 * 1024),
+    cacheMaxEntryBytes: integer(env, 'CACHE_MAX_ENTRY_BYTES', DEFAULT_CACHE_MAX_ENTRY_BYTES, 0, 512 * 1024 * 1024),
+    cacheMemoryBytes: integer(env, 'CACHE_MEMORY_BYTES', DEFAULT_CACHE_MEMORY_BYTES, 1024 * 1024, 64 * 1024 * 1024 * 1024),
     maxProbeBytes: integer(env, 'MAX_PROBE_BYTES', 64 * 1024, 1024, 16 * 1024 * 1024),
     maxRedirects: integer(env, 'MAX_REDIRECTS', DEFAULT_MAX_REDIRECTS, 0, 100),
     maxFullPageHeight: integer(env, 'MAX_FULLPAGE_HEIGHT', 16_384, 100, 16_384),

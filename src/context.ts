@@ -62,9 +62,9 @@ export interface ContextOverrides {
 const FETCH_CHROME_VERSION = '131.0.0.0'
 
 export async function createContext (config: Readonly<Config>, log: Logger, overrides: ContextOverrides = {}): Promise<AppContext> {
-  const store = createStore({ redis: config.redis }, { log })
+  const store = createStore({ redis: config.redis, memoryMaxBytes: config.cacheMemoryBytes }, { log })
   const storage = createStorage(config, { log })
-  const cache = createCache(store)
+  const cache = createCache(store, { maxEntryBytes: config.cacheMaxEntryBytes })
   const flights = createSingleFlight({ store, cache, log })
   const guard = createAddressGuard({ allowPrivateHosts: [...config.allowPrivateHosts], ...(overrides.resolve === undefined ? {} : { resolve: overrides.resolve }) })
   const http = createHttpClient({ guard, userAgent: desktopUserAgent(FETCH_CHROME_VERSION), maxRedirects: config.maxRedirects, log, ...(overrides.proxyCa === undefined ? {} : { proxyCa: overrides.proxyCa }) })
@@ -73,7 +73,7 @@ export async function createContext (config: Readonly<Config>, log: Logger, over
     ...options,
     maxBytes: (options.offset ?? 0) === 0 && (options.maxBytes === undefined || options.maxBytes === PROBE_BYTES) ? config.maxProbeBytes : options.maxBytes
   })
-  const reader = createPageReader({ probe, maxHtmlBytes: config.maxHtmlBytes, threads: config.readerThreads, log })
+  const reader = createPageReader({ probe, maxHtmlBytes: config.maxHtmlBytes, maxResponseBytes: config.maxResponseBytes, threads: config.readerThreads, log })
   const oembed = createOembed({ http, providers: overrides.oembedProviders ?? bundledProviders(), log })
   const browser = createLazyBrowserPool(async () => await createBrowserPool({
     chromiumPath: config.chromiumPath,

@@ -50,7 +50,7 @@ export const ERROR_CATALOG = {
   EINVALURL: {
     status: 400,
     message: 'The request was not processed: the `url` parameter is invalid.',
-    when: '`url` is missing, unparseable, not http(s) or has no host, or the target does not resolve, cannot be reached, or sends an HTML body over `MAX_HTML_BYTES`.'
+    when: '`url` is missing, unparseable, not http(s) or has no host, or the target does not resolve, cannot be reached, or sends an HTML body over `MAX_HTML_BYTES`, or its rendered DOM serializes to more than that.'
   },
   EFORBIDDENURL: {
     status: 400,
@@ -111,6 +111,11 @@ export const ERROR_CATALOG = {
     status: 400,
     message: 'The PDF could not be generated in time or is too large. Try narrowing it with `pdf.pageRanges`.',
     when: 'The PDF cannot be rendered in the time left, or would exceed 100 MiB.'
+  },
+  ETOOLARGE: {
+    status: 400,
+    message: 'The result is too large. Ask for less: narrower `data` rules, or a smaller `evaluate` value.',
+    when: 'The answer, or a value the page returns to an `evaluate` rule, would exceed `MAX_RESPONSE_BYTES` (16 MiB); `data` names what was over. Checked in the page before a value is sent, and while rules are read.'
   },
   ETIMEOUT: {
     status: 504,

@@ -118,7 +118,8 @@ export interface Cache {
   held (key: string): CacheEntry | undefined
   /**
    * With the flight's lock (held by this caller), the entry is written and the lock released in one round trip
-   * (Store.setAndRelease), the lock handed over first; should that fail, a release is still sent.
+   * (Store.setAndRelease), the lock handed over first; should that fail, a release is still sent. An entry over
+   * `maxEntryBytes` is not written (nor held): the caller's flight then releases the lock.
    */
   write (key: string, entry: CacheEntry, lock?: FlightLock): Promise<void>
 }
@@ -132,11 +133,23 @@ export interface CacheOptions {
    */
   hotTtlMs?: number
   hotMaxEntries?: number
+  /** What the entries held in process may weigh in all (entrySize); the least recently used go first. */
+  hotMaxBytes?: number
+  /** Entries whose stored form is larger (UTF-8 bytes) are cached nowhere: neither in the store nor in process. */
+  maxEntryBytes?: number
 }
+
+/** hotMaxBytes when unset: what the entries held in process may weigh in all. */
+export const DEFAULT_HOT_MAX_BYTES = 64 * 1024 * 1024
+/** What an entry held in process is counted as: its body's characters, and a little for its meta. */
+const entrySize = (entry: CacheEntry): number => entry.body.length + 256
 
 export function createCache (store: Store, options: CacheOptions = {}): Cache {
   const hotTtl = options.hotTtlMs ?? 1000
-  const hot = hotTtl > 0 ? new LRUCache<string, CacheEntry>({ max: options.hotMaxEntries ?? 1000, ttl: hotTtl }) : undefined
+  const maxEntryBytes = options.maxEntryBytes ?? Number.POSITIVE_INFINITY
+  const hot = hotTtl > 0
+    ? new LRUCache<string, CacheEntry>({ max: options.hotMaxEntries ?? 1000, maxSize: options.hotMaxBytes ?? DEFAULT_HOT_MAX_BYTES, sizeCalculation: entrySize, ttl: hotTtl })
+    : undefined
   /** The entry of a stored string, kept in process. */
   function kept (key: string, raw: string | null): CacheEntry | undefined {
     const entry = raw === null ? undefined : parseEntry(raw)
@@ -161,6 +174,8 @@ export function createCache (store: Store, options: CacheOptions = {}): Cache {
     async write (key, entry, lock) {
       // Kept for 2 x ttl so that an expired copy is still there for staleTtl.
       const value = serializeEntry(entry)
+      // Too large to cache: served, and kept nowhere. The flight releases its lock itself (it was not handed over).
+      if (value.length > maxEntryBytes || Buffer.byteLength(value) > maxEntryBytes) return
       if (lock === undefined) {
         await store.set(entryKeyOf(key), value, 2 * entry.meta.ttl)
       } else {

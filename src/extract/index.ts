@@ -29,7 +29,8 @@ export interface RuleRunner {
   run: (input: RuleInput) => Promise<Record<string, unknown>>
 }
 
-export function createRuleRunner ({ probe, log }: { probe: Probe, log?: Logger }): RuleRunner {
+/** `maxBytes`: the most text the rules of one request may read (MAX_RESPONSE_BYTES, rules.ts). */
+export function createRuleRunner ({ probe, log, maxBytes }: { probe: Probe, log?: Logger, maxBytes: number }): RuleRunner {
   async function run (input: RuleInput): Promise<Record<string, unknown>> {
     const { document, ping, signal } = input
     const checks = new Map<string, Promise<MediaObject | null>>()
@@ -49,7 +50,7 @@ export function createRuleRunner ({ probe, log }: { probe: Probe, log?: Logger }
       checks.set(key, pending)
       return await pending
     }
-    return await runRules(input.data, { document, evaluated: input.evaluated, signal, types: { url: document.url, media } })
+    return await runRules(input.data, { document, evaluated: input.evaluated, signal, maxBytes, types: { url: document.url, media } })
   }
   return { run }
 }

@@ -4,7 +4,10 @@
 // match of every selector, in document order, each element once, items that miss dropped), or the whole
 // document; `attr` fallbacks are tried in order, and nested rules run per match with selectors relative to it.
 // `evaluate` results come from the page (browser/producers/evaluate.ts); a throw there is a miss.
+// Size: the text the rules read is counted as it is read; past `maxBytes` (MAX_RESPONSE_BYTES) the run stops with
+// 400 ETOOLARGE, so rules such as `selectorAll=*` with `attr=outerHTML` cannot make an answer many times the page.
 import { load, type CheerioAPI } from 'cheerio'
+import { AppError } from '../errors.ts'
 import type { Rule } from '../schemas/options.ts'
 import type { Evaluated } from '../browser/producers/index.ts'
 import type { TargetDocument } from './document.ts'
@@ -21,11 +24,24 @@ export interface RuleRun {
   /** `evaluate` outcomes by source; absent when the page was not rendered (the rule then misses). */
   evaluated: Readonly<Record<string, Evaluated>> | undefined
   signal: AbortSignal
+  /** The most text the rules may read in all (MAX_RESPONSE_BYTES; counted in UTF-16 units, never more than bytes). */
+  maxBytes: number
 }
 
 interface RunState extends RuleRun {
   /** The main content's document, built on first use. */
   main?: Scope
+  /** Text read so far. */
+  read: number
+}
+
+/** Counts what one `attr` read gave (strings, and the strings of a multiple select's value) against `maxBytes`. */
+function count (value: unknown, state: RunState): void {
+  if (typeof value === 'string') state.read += value.length
+  else if (Array.isArray(value)) for (const item of value) if (typeof item === 'string') state.read += item.length
+  if (state.read > state.maxBytes) {
+    throw new AppError('ETOOLARGE', { data: { data: `The \`data\` rules read more than MAX_RESPONSE_BYTES (${state.maxBytes} bytes).` } })
+  }
 }
 
 function mainScope (state: RunState): Scope {
@@ -61,7 +77,9 @@ async function readMatch (rule: Rule, scope: Scope, state: RunState): Promise<un
     return await applyType(nested, rule.type, state.types)
   }
   for (const attr of rule.attr) {
-    const value = await applyType(readAttr(scope, attr, state.document), rule.type, state.types)
+    const read = readAttr(scope, attr, state.document)
+    count(read, state)
+    const value = await applyType(read, rule.type, state.types)
     if (!isMiss(value)) return value
   }
   return null
@@ -117,7 +135,7 @@ async function runField (rules: readonly Rule[], scope: Scope, state: RunState):
 
 /** Every field of `data`, in the order they were given. */
 export async function runRules (data: Readonly<Record<string, readonly Rule[]>>, run: RuleRun): Promise<Record<string, unknown>> {
-  const state: RunState = { ...run }
+  const state: RunState = { ...run, read: 0 }
   const { document } = run
   // The whole document's scope reads `$` only when a rule needs the tree.
   const scope: Scope = {

@@ -14,6 +14,7 @@ import { enrich, type Extraction } from './enrichers/index.ts'
 import { runWithEgress, type EgressScope } from '../net/egress-scope.ts'
 import { parseUpstreamProxy, resolveProxy } from '../net/proxy-tunnel.ts'
 import { recompressFiles } from '../media/png-recompress.ts'
+import { AppError } from '../errors.ts'
 
 import type { StoredFile } from '../storage/index.ts'
 
@@ -118,6 +119,11 @@ async function compute (ctx: AppContext, options: ExtractOptions, run: ComputeRu
 
   const fetchMode = scope.carried ? `${loadedBy}-proxy` as const : loadedBy
   ctx.metrics.fetchMode(fetchMode)
+  const body = JSON.stringify(envelope)
+  // The answer's own size (MAX_RESPONSE_BYTES): the page's values and the rules were bounded as they were read.
+  if (Buffer.byteLength(body) > ctx.config.maxResponseBytes) {
+    throw new AppError('ETOOLARGE', { data: { data: `The answer is over MAX_RESPONSE_BYTES (${ctx.config.maxResponseBytes} bytes).` } })
+  }
   const entry: CacheEntry = {
     meta: {
       createdAt: Date.now(),
@@ -127,7 +133,7 @@ async function compute (ctx: AppContext, options: ExtractOptions, run: ComputeRu
       files: extraction.files,
       status: run.status
     },
-    body: JSON.stringify(envelope)
+    body
   }
   return { entry, fresh: { envelope, files: extraction.bytes } }
 }

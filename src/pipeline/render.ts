@@ -91,6 +91,7 @@ export async function renderPage (
         try {
           loaded = await loadPage(page, load, budget, {
             maxRedirects: ctx.config.maxRedirects,
+            maxHtmlBytes: ctx.config.maxHtmlBytes,
             timings,
             serialize,
             ...(adblocker === undefined ? {} : { adblocker })
@@ -109,6 +110,7 @@ export async function renderPage (
           loaded,
           cdp: info.captureSession(),
           maxImageHeight: ctx.config.maxFullPageHeight,
+          maxValueBytes: ctx.config.maxResponseBytes,
           discardPage: info.discardPage
         }, timings)
         // The proxy carried this job's requests (`-proxy` in x-fetch-mode), as far as it got to carry any.

@@ -20,6 +20,8 @@ export interface PageReaderOptions {
   /** The guarded probe every outbound request of the readers goes through. */
   probe: Probe
   maxHtmlBytes: number
+  /** The most text the rules of one request may read (MAX_RESPONSE_BYTES). */
+  maxResponseBytes: number
   /** Worker threads at most (READER_THREADS). */
   threads: number
   log: Logger
@@ -34,10 +36,10 @@ export interface PageReader {
 /** A worker's heap limit: a page that would take more ends its worker (ERR_WORKER_OUT_OF_MEMORY), not the service. */
 const WORKER_HEAP_MB = 1024
 
-export function createPageReader ({ probe, maxHtmlBytes, threads, log }: PageReaderOptions): PageReader {
+export function createPageReader ({ probe, maxHtmlBytes, maxResponseBytes, threads, log }: PageReaderOptions): PageReader {
   const pool = new Piscina<WorkerTask, WorkerOutcome>({
     filename: new URL('./worker.ts', import.meta.url).href,
-    workerData: { maxHtmlBytes } satisfies ReaderWorkerData,
+    workerData: { maxHtmlBytes, maxResponseBytes } satisfies ReaderWorkerData,
     minThreads: 1,
     maxThreads: threads,
     // An idle worker above the first goes after a minute; the first stays warm.
@@ -62,7 +64,7 @@ export function createPageReader ({ probe, maxHtmlBytes, threads, log }: PageRea
     } catch (err) {
       if (run.signal.aborted) throw abortError(run.signal)
       if ((err as { code?: string }).code === 'ERR_WORKER_OUT_OF_MEMORY') {
-        throw new AppError('EFATAL', { cause: err })
+        throw new AppError('ETOOLARGE', { cause: err, data: { url: 'The page takes more memory to read than a reader has.' } })
       }
       throw err
     } finally {

@@ -26,14 +26,15 @@ export type WorkerOutcome =
 
 export interface ReaderWorkerData {
   maxHtmlBytes: number
+  maxResponseBytes: number
 }
 
-const { maxHtmlBytes } = workerData as ReaderWorkerData
+const { maxHtmlBytes, maxResponseBytes } = workerData as ReaderWorkerData
 // The readers type their log as pino's; they call only `debug`, which the bridge carries.
 const log = bridgedLog as unknown as Logger
 const readers: PageReaders = {
   metadata: createMetadataExtractor({ probe: bridgedProbe, log, maxHtmlBytes }),
-  rules: createRuleRunner({ probe: bridgedProbe, log }),
+  rules: createRuleRunner({ probe: bridgedProbe, log, maxBytes: maxResponseBytes }),
   av: createAvFinder({ probe: bridgedProbe, log }),
   fingerprints: bundledFingerprints
 }

@@ -22,7 +22,7 @@ export const ANSWERS: Readonly<Record<ContentAttr, TextAnswer>> = {
 }
 
 /** The `GET /` query of recent query-form requests (a pure function of the raw query: hits skip the rewrite). */
-const rewritten = new LRUCache<string, string>({ max: 10_000 })
+const rewritten = new LRUCache<string, string>({ max: 10_000, maxSize: 32 * 1024 * 1024, sizeCalculation: (query, key) => key.length + query.length })
 
 export function memoQuery (raw: string, attr: ContentAttr): string {
   if (raw.length > 4096) return contentQuery(raw, attr)

@@ -18,7 +18,7 @@ import { ROOT_SHAPE, specOf } from '../schemas/derived.ts'
 import { keyJsonOf } from '../pipeline/cache-key.ts'
 import { sha256 } from '../util/hash.ts'
 import { deepFreeze } from '../util/freeze.ts'
-import type { ParsedQuery } from '../http/parsed-queries.ts'
+import { MEMO_MAX_BYTES, memoSize, type ParsedQuery } from '../http/parsed-queries.ts'
 
 /** The stand-in URL of a template: unguessable, so no other option of a query can hold it by chance. */
 const STAND_IN = `http://t${randomUUID()}.invalid/`
@@ -64,9 +64,13 @@ export type QueryTemplates = (raw: string, ctx: ParseContext) => ParsedQuery | u
  * The options and cache key of `raw` from the template of its rest, or undefined when it has none (the caller then
  * parses the whole query). Both are what parseQuery and cacheKeyOf give for `raw`; the options are frozen.
  */
-export function createQueryTemplates (max = 1000): QueryTemplates {
+export function createQueryTemplates (max = 1000, maxBytes = MEMO_MAX_BYTES): QueryTemplates {
   // false: that rest does not parse (or keys oddly); its queries take parseQuery, which reports why.
-  const templates = new LRUCache<string, Template | false>({ max })
+  const templates = new LRUCache<string, Template | false>({
+    max,
+    maxSize: maxBytes,
+    sizeCalculation: (template, slot) => template === false ? slot.length + 64 : memoSize(slot, template.options) + template.before.length + template.after.length
+  })
 
   function build (rest: string, ctx: ParseContext): Template | false {
     let options: ExtractOptions

@@ -52,9 +52,11 @@ export interface StoreOptions {
   redis: RedisConnection | undefined
   /** Largest number of cache entries kept in memory (docs/api.md §7: 1000). */
   memoryMaxEntries?: number
+  /** What the cache entries kept in memory may weigh in all (CACHE_MEMORY_BYTES). */
+  memoryMaxBytes?: number
 }
 
 export function createStore (options: StoreOptions, deps: { log: Logger }): Store {
   if (options.redis !== undefined) return createRedisStore({ connection: options.redis }, deps)
-  return createMemoryStore({ maxEntries: options.memoryMaxEntries ?? 1000 })
+  return createMemoryStore({ maxEntries: options.memoryMaxEntries ?? 1000, ...(options.memoryMaxBytes === undefined ? {} : { maxBytes: options.memoryMaxBytes }) })
 }

@@ -1,13 +1,29 @@
-// In-process store: an LRU of cache entries (bounded, per-entry expiry), counters and locks.
+// In-process store: an LRU of cache entries (bounded by count and by size, per-entry expiry), counters and locks.
 // One instance only: nothing here is shared across processes.
 import { randomUUID } from 'node:crypto'
 import { LRUCache } from 'lru-cache'
+import { DEFAULT_CACHE_MEMORY_BYTES } from '../config.ts'
 import type { ReadOrLock, Store, WindowHit } from './index.ts'
 
 interface Counter { count: number, resetAt: number }
 
-export function createMemoryStore (options: { maxEntries: number, maxCounters?: number }): Store {
-  const values = new LRUCache<string, string>({ max: options.maxEntries, ttlAutopurge: false })
+export interface MemoryStoreOptions {
+  maxEntries: number
+  /**
+   * What the values may weigh in all, counted in characters of key and value (a byte each for ASCII text): the least
+   * recently used go first, and a value larger than this on its own is not kept (CACHE_MEMORY_BYTES).
+   */
+  maxBytes?: number
+  maxCounters?: number
+}
+
+export function createMemoryStore (options: MemoryStoreOptions): Store {
+  const values = new LRUCache<string, string>({
+    max: options.maxEntries,
+    maxSize: options.maxBytes ?? DEFAULT_CACHE_MEMORY_BYTES,
+    sizeCalculation: (value, key) => value.length + key.length,
+    ttlAutopurge: false
+  })
   // Counters live apart from cache entries so that cache pressure never resets anybody's quota.
   const counters = new LRUCache<string, Counter>({ max: options.maxCounters ?? 100_000 })
   const locks = new Map<string, { token: string, expiresAt: number }>()

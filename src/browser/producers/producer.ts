@@ -34,6 +34,8 @@ export interface ProducerContext {
   readonly cdp: PageCdpSession
   /** Tallest screenshot in image pixels (MAX_FULLPAGE_HEIGHT). */
   readonly maxImageHeight: number
+  /** The most the values the page returns may be in all, UTF-8 bytes of JSON (MAX_RESPONSE_BYTES), checked in the page. */
+  readonly maxValueBytes: number
   /** Marks the page as not to be reused after this job (user code ran in it). */
   readonly discardPage: () => void
   /**

@@ -5,10 +5,12 @@
 // wait is driven from this side (Playwright waits, or polling). Waits that run out are not errors (docs/api.md
 // §13.22); a navigation that never committed is EBRWSRTIMEOUT.
 import type { Page } from 'playwright-core'
-import { DEFAULT_MAX_REDIRECTS } from '../../config.ts'
+import { DEFAULT_MAX_HTML_BYTES, DEFAULT_MAX_REDIRECTS } from '../../config.ts'
+import { AppError } from '../../errors.ts'
 import { throwIfAborted } from '../../util/abort.ts'
 import { trackNetwork } from '../network-idle.ts'
 import type { Budget } from '../page/budget.ts'
+import { boundedContent } from '../page/bounded.ts'
 import type { Adblocker } from '../../adblock/index.ts'
 import { adblockStep } from './adblock.ts'
 import { afterNavigationStep } from './after-navigation.ts'
@@ -63,11 +65,18 @@ export interface LoadPageOptions {
   timings?: Record<string, number>
   /** False when nobody reads the DOM (a capture with `meta=false` and no rules): `html` is then empty. Default true. */
   serialize?: boolean
+  /** MAX_HTML_BYTES: a DOM whose serialization is larger is refused in the page (400 EINVALURL). */
+  maxHtmlBytes?: number
 }
 
-/** `page.content()`, retried once the page settles if a client-side navigation is under way. */
-async function serialize (page: Page, budget: Budget): Promise<string> {
-  return await acrossNavigation(page, budget, async () => await page.content())
+/**
+ * `page.content()`, retried once the page settles if a client-side navigation is under way. The HTML is measured in
+ * the page: one over `maxBytes` never leaves it, and is refused as the plain fetch refuses such a body.
+ */
+async function serialize (page: Page, budget: Budget, maxBytes: number): Promise<string> {
+  const content = await acrossNavigation(page, budget, async () => await boundedContent(page, maxBytes))
+  if (content.fits) return content.text
+  throw new AppError('EINVALURL', { data: { url: `The rendered page's HTML is over MAX_HTML_BYTES (${maxBytes} bytes).` } })
 }
 
 /**
@@ -76,7 +85,7 @@ async function serialize (page: Page, budget: Budget): Promise<string> {
  */
 export async function loadPage (
   page: Page, options: LoadOptions, budget: Budget,
-  { afterNavigation, maxRedirects = DEFAULT_MAX_REDIRECTS, adblocker, timings, serialize: serializes = true }: LoadPageOptions = {}
+  { afterNavigation, maxRedirects = DEFAULT_MAX_REDIRECTS, adblocker, timings, serialize: serializes = true, maxHtmlBytes = DEFAULT_MAX_HTML_BYTES }: LoadPageOptions = {}
 ): Promise<LoadedPage> {
   throwIfAborted(budget.signal)
   const tracker = trackNetwork(page)
@@ -101,7 +110,7 @@ export async function loadPage (
     if (response === undefined) throw new Error('the navigation step did not run')
     if (!serializes) return { url: page.url(), ...response, html: '' }
     const t = performance.now()
-    const html = await serialize(page, budget)
+    const html = await serialize(page, budget, maxHtmlBytes)
     if (timings !== undefined) timings.serialize = performance.now() - t
     return { url: page.url(), ...response, html }
   } finally {
