@@ -61,8 +61,12 @@ export function audienceOf (plan: Plan, options: Readonly<Pick<ExtractOptions, '
   return 'public'
 }
 
-/** cache-control of an answer from the entry: HIT and MISS may be kept for what is left of the entry's ttl. */
+/**
+ * cache-control of an answer from the entry: HIT and MISS may be kept for what is left of the entry's ttl; an
+ * incomplete one (never stored, docs/api.md §7) by nobody.
+ */
 export function cacheControlOf (served: Pick<Served, 'entry' | 'status'>, now: number, audience: Audience): string {
+  if (served.entry.meta.incomplete !== undefined) return 'no-store'
   return served.status === 'HIT' || served.status === 'MISS'
     ? `${audience}, immutable, max-age=${secondsLeft(served.entry.meta, now)}`
     : `${audience}, must-revalidate, max-age=0`

@@ -2,6 +2,7 @@
 // metadata, run the `data` rules on the same document (their fields override metadata fields of the same name), add
 // the outcome of `function`, run the enrichers on the result and the same document (storing the producers' files
 // first, then oEmbed), and build the cache entry.
+import { randomUUID } from 'node:crypto'
 import type { Logger } from 'pino'
 import type { AppContext } from '../context.ts'
 import type { ExtractOptions } from '../schemas/options.ts'
@@ -54,6 +55,8 @@ async function compute (ctx: AppContext, options: ExtractOptions, run: ComputeRu
   let loadedBy: LoadedBy
   let fetchTime = 0
   const extraction: Extraction = { data: {}, generated: {}, files: {}, bytes: {} }
+  // What the load gave up on (Loaded.gaveUp): the entry is then incomplete, answered but never stored.
+  let gaveUp: readonly string[] | undefined
 
   const rules = outputs.data
   const avKinds = AV_KINDS.filter(kind => outputs[kind])
@@ -68,6 +71,7 @@ async function compute (ctx: AppContext, options: ExtractOptions, run: ComputeRu
   } else {
     const loaded = await loadTarget(ctx, options, mode, { ...run, readsPage })
     fetchTime = loaded.fetchTime
+    if (loaded.gaveUp.length > 0) gaveUp = loaded.gaveUp
     run.timings.fetch = fetchTime
     // The slot is released: the screenshot's PNG is written again (smaller) on libuv's threads while the metadata is
     // extracted here; the files are stored once both are done.
@@ -129,7 +133,8 @@ async function compute (ctx: AppContext, options: ExtractOptions, run: ComputeRu
         ...(document === undefined ? {} : { document }),
         ...(loaded.rendered?.values.technologies === undefined ? {} : { globals: loaded.rendered.values.technologies })
       },
-      cacheKey: run.cacheKey,
+      // An incomplete computation's files go under keys of their own: they never replace the complete entry's.
+      cacheKey: gaveUp === undefined ? run.cacheKey : `${run.cacheKey}:incomplete:${randomUUID()}`,
       ttl: ttlFor(cache.ttl, loaded.statusCode),
       signal: run.signal,
       deadline: run.deadline,
@@ -156,7 +161,8 @@ async function compute (ctx: AppContext, options: ExtractOptions, run: ComputeRu
       fetchMode,
       fetchTime: Math.round(fetchTime),
       files: extraction.files,
-      status: run.status
+      status: run.status,
+      ...(gaveUp === undefined ? {} : { incomplete: gaveUp })
     },
     body: JSON.stringify(envelope)
   }
