@@ -16,6 +16,7 @@ import { NOSNIFF_HEADERS } from './http/security-headers.ts'
 import { createAccessLog } from './http/access-log.ts'
 import { COMPRESSION } from './http/compression.ts'
 import { clientAddressOf } from './http/client-ip.ts'
+import { redactCredentials } from './logger.ts'
 import { createHitLane, type HitLane } from './routes/hit-lane.ts'
 import { extractRoutes } from './routes/extract.ts'
 import { contentRoutes } from './routes/content.ts'
@@ -109,7 +110,7 @@ export async function buildApp (ctx: AppContext, { plan, hitLane = true }: { pla
     // Fastify's own body. Hooks have not run for it, so the common headers are set here.
     frameworkErrors: (error, request, reply) => {
       const notFound = new AppError('ENOTFOUND', { data: { path: 'The path is not a valid URL path. The API answers GET / and the content endpoints (docs/api.md §1.2).' }, cause: error })
-      request.log.info({ code: notFound.code, cause: error.message }, 'request refused')
+      request.log.info({ code: notFound.code, cause: redactCredentials(error.message) }, 'request refused')
       // The generic reply type of this hook is unresolved; it is an ordinary reply.
       void (reply as unknown as FastifyReply)
         .code(notFound.status)

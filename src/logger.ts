@@ -19,19 +19,111 @@ export function redactHeaders (headers: Record<string, unknown>): Record<string,
 // `prerender`, `palette`, ...) never are, so most queries are not split.
 const MAYBE_SECRET_PAIR = /[?&](?:[^&=]*%|[\s+]|headers|proxy)/i
 
-/** Replaces the values of secret query parameters in a request path with a marker. */
+/** The characters that end a URL's authority as the URL parser reads it (special schemes). */
+const AUTHORITY_END = new Set(['/', '\\', '?', '#'])
+/**
+ * In running text (an error's message), also what the URL parser percent-encodes in userinfo, so never appears in a
+ * URL it wrote (`URL.href`, which is what the service's own errors quote): whitespace, quotes, brackets.
+ */
+const TEXT_END = new Set([...AUTHORITY_END, ' ', '\t', '\n', '\r', '"', '`', '<', '>', '{', '}', '[', ']', '^', '|'])
+const SCHEME_RE = /^[a-z][a-z0-9+.-]*:/i
+
+/**
+ * The text with the userinfo of every URL in it (`http://user:pass@host`, `http:user:pass@host`) replaced by the
+ * marker. One pass, linear in the text: each run between two authority-ending characters is looked at once, and its
+ * last `@` ends the userinfo (as the URL parser reads it). A run counts as an authority when two slashes (or a
+ * scheme's colon and a slash) come before it, or when it starts with a scheme itself. `oneUrl`: the text is one URL
+ * (a query value), so only the URL parser's own delimiters end a run; otherwise it is running text.
+ */
+export function redactCredentials (text: string, oneUrl = false): string {
+  if (!text.includes('@')) return text
+  const ends = oneUrl ? AUTHORITY_END : TEXT_END
+  let out = ''
+  let copied = 0
+  let start = 0
+  let lastAt = -1
+  const close = (end: number): void => {
+    if (lastAt >= start) {
+      const before = text[start - 1]
+      const beforeThat = text[start - 2]
+      let from = -1
+      if ((before === '/' || before === '\\') && (beforeThat === '/' || beforeThat === '\\' || beforeThat === ':')) from = start
+      else {
+        const scheme = SCHEME_RE.exec(text.slice(start, lastAt))
+        if (scheme !== null) from = start + scheme[0].length
+      }
+      if (from !== -1 && from < lastAt) {
+        out += text.slice(copied, from) + REDACTED
+        copied = lastAt
+      }
+    }
+    start = end + 1
+    lastAt = -1
+  }
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i]!
+    if (c === '@') lastAt = i
+    else if (ends.has(c)) close(i)
+  }
+  close(text.length)
+  return copied === 0 ? text : out + text.slice(copied)
+}
+
+/** A value logged as it is (an error's `data`, an error's serialized form) with every URL's userinfo redacted. */
+export function redactValue<T> (value: T): T {
+  let json: string | undefined
+  try {
+    json = JSON.stringify(value)
+  } catch {
+    return value
+  }
+  if (json === undefined || !json.includes('@')) return value
+  const redacted = redactCredentials(json)
+  return redacted === json ? value : JSON.parse(redacted) as T
+}
+
+/** A request path's or query value's text with URL userinfo redacted, percent-encoded or not; `text` when it has none. */
+function withoutCredentials (text: string, encode: (plain: string) => string): string {
+  const raw = redactCredentials(text, true)
+  if (raw !== text || !text.includes('%')) return raw
+  let plain: string
+  try {
+    plain = decodeURIComponent(text)
+  } catch {
+    return text
+  }
+  const redacted = redactCredentials(plain, true)
+  return redacted === plain ? text : encode(redacted)
+}
+
+/**
+ * Replaces the values of secret query parameters in a request path with a marker, and the userinfo of any URL in
+ * the path or a query value (`url=http://user:pass@host/`, `/markdown/http://user:pass@host/`), encoded or not.
+ */
 export function redactUrl (url: string): string {
   const q = url.indexOf('?')
-  // Most queries have no such pair (`url=...&screenshot=...`): nothing to split.
-  if (q === -1 || !MAYBE_SECRET_PAIR.test(url.slice(q))) return url
+  const mayHoldUserinfo = url.includes('@') || url.includes('%40')
+  // Most queries have no such pair (`url=...&screenshot=...`) and no `@`: nothing to split.
+  if (!mayHoldUserinfo && (q === -1 || !MAYBE_SECRET_PAIR.test(url.slice(q)))) return url
+  const rawPath = q === -1 ? url : url.slice(0, q)
+  const path = mayHoldUserinfo ? withoutCredentials(rawPath, plain => plain) : rawPath
+  if (q === -1) return path
   const parts = url.slice(q + 1).split('&').map(pair => {
     const eq = pair.indexOf('=')
     const rawKey = eq === -1 ? pair : pair.slice(0, eq)
     let key = rawKey
     try { key = decodeURIComponent(rawKey.replace(/\+/g, ' ')) } catch {}
-    return SECRET_QUERY_KEY.test(key.trim()) && eq !== -1 ? `${rawKey}=${REDACTED}` : pair
+    if (SECRET_QUERY_KEY.test(key.trim()) && eq !== -1) return `${rawKey}=${REDACTED}`
+    if (!mayHoldUserinfo || eq === -1) return pair
+    const value = pair.slice(eq + 1)
+    const safe = withoutCredentials(value, encodeURIComponent)
+    return safe === value ? pair : `${rawKey}=${safe}`
   })
-  return `${url.slice(0, q)}?${parts.join('&')}`
+  return `${path}?${parts.join('&')}`
+}
+
+function redactLoggedUrl (value: unknown): unknown {
+  return typeof value === 'string' ? redactCredentials(value, true) : value
 }
 
 export interface LoggerOptions {
@@ -69,7 +161,11 @@ export function createLogger (options: LoggerOptions): Logger {
         ip: req.ip,
         headers: req.headers === undefined ? undefined : redactHeaders(req.headers)
       }),
-      err: pino.stdSerializers.err
+      // An error's message and stack may quote the target's URL (a navigation error does), and a URL logged under
+      // `url` or `endpoint` may be the target's or one its page named: their userinfo is redacted.
+      err: (err: Error) => redactValue(pino.stdSerializers.err(err)),
+      url: redactLoggedUrl,
+      endpoint: redactLoggedUrl
     },
     // Belt and braces for objects logged by hand.
     redact: {

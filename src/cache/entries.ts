@@ -24,6 +24,11 @@ export interface EntryMeta {
   files: Record<string, string>
   /** How the computation that made it was reported: MISS, or BYPASS when forced. */
   status: 'MISS' | 'BYPASS'
+  /**
+   * Set when the computation gave up on something (a wait that ran out, a wait the request's `timeout` cut short):
+   * what, by name. Such an entry is answered (`cache-control: no-store`) but never stored (docs/api.md §7).
+   */
+  incomplete?: readonly string[]
 }
 
 export interface CacheEntry {

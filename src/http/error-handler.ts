@@ -2,6 +2,7 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
 import { AppError, toAppError } from '../errors.ts'
 import { JSON_TYPE } from './reply.ts'
+import { redactCredentials, redactValue } from '../logger.ts'
 
 export interface ErrorBody {
   status: 'fail' | 'error'
@@ -47,7 +48,8 @@ export function createErrorHandler (docsUrl: string) {
     if (appError.status >= 500) {
       request.log.error({ err: appError.cause ?? appError, code: appError.code }, 'request failed')
     } else {
-      request.log.info({ code: appError.code, detail: appError.data, cause: describeCause(appError.cause) }, 'request refused')
+      // The detail may quote what the request gave (a URL with its userinfo): redacted as the err serializer does.
+      request.log.info({ code: appError.code, detail: redactValue(appError.data), cause: describeCause(appError.cause) }, 'request refused')
     }
     // The client is gone: nothing to answer. Not `request.raw.destroyed`: Node destroys the request stream as soon
     // as its body has been read, with the client still waiting (a parsed body would never be answered).
@@ -63,6 +65,5 @@ export function createErrorHandler (docsUrl: string) {
 
 function describeCause (cause: unknown): string | undefined {
   if (cause === undefined) return undefined
-  if (cause instanceof Error) return `${cause.name}: ${cause.message}`
-  return String(cause)
+  return redactCredentials(cause instanceof Error ? `${cause.name}: ${cause.message}` : String(cause))
 }

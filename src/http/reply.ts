@@ -4,6 +4,8 @@ import prettyMs from 'pretty-ms'
 import type { HttpClient } from '../net/types.ts'
 import type { CacheEntry, Envelope, Served } from '../cache/entries.ts'
 import type { ReplyOptions } from '../schemas/option-groups.ts'
+import type { ExtractOptions } from '../schemas/options.ts'
+import type { Plan } from '../config.ts'
 import { secondsLeft } from '../cache/entries.ts'
 import { AppError } from '../errors.ts'
 import { SANDBOX_HEADERS } from './security-headers.ts'
@@ -47,29 +49,48 @@ export function headersOf (entry: CacheEntry): EntryHeaders {
   return prepared
 }
 
-/** cache-control of an answer from the entry: HIT and MISS may be kept for what is left of the entry's ttl. */
-export function cacheControlOf (served: Pick<Served, 'entry' | 'status'>, now: number): string {
+/**
+ * Who may keep an answer (docs/api.md §6): any cache (`public`), or only the caller's own (`private`, with
+ * `Vary: x-api-key`): answers of the pro listener, and any computed with forwarded headers or a proxy.
+ */
+export type Audience = 'public' | 'private'
+
+export function audienceOf (plan: Plan, options: Readonly<Pick<ExtractOptions, 'headers' | 'proxy'>>): Audience {
+  if (plan === 'pro' || options.proxy !== undefined) return 'private'
+  for (const _name in options.headers) return 'private'
+  return 'public'
+}
+
+/**
+ * cache-control of an answer from the entry: HIT and MISS may be kept for what is left of the entry's ttl; an
+ * incomplete one (never stored, docs/api.md §7) by nobody.
+ */
+export function cacheControlOf (served: Pick<Served, 'entry' | 'status'>, now: number, audience: Audience): string {
+  if (served.entry.meta.incomplete !== undefined) return 'no-store'
   return served.status === 'HIT' || served.status === 'MISS'
-    ? `public, immutable, max-age=${secondsLeft(served.entry.meta, now)}`
-    : 'public, must-revalidate, max-age=0'
+    ? `${audience}, immutable, max-age=${secondsLeft(served.entry.meta, now)}`
+    : `${audience}, must-revalidate, max-age=0`
 }
 
 /** The cache headers of an answer from the entry, in the order they are sent: name, value, name, value, ... */
-export function cacheHeaderPairs (served: Pick<Served, 'entry' | 'status'>, now: number): string[] {
+export function cacheHeaderPairs (served: Pick<Served, 'entry' | 'status'>, now: number, audience: Audience): string[] {
   const { meta } = served.entry
   const prepared = headersOf(served.entry)
-  return [
+  const pairs = [
     'x-cache-status', served.status,
     'x-cache-ttl', prepared.ttl,
     'x-timestamp', prepared.timestamp,
-    'cache-control', cacheControlOf(served, now),
+    'cache-control', cacheControlOf(served, now, audience),
     'x-fetch-mode', meta.fetchMode,
     'x-fetch-time', prepared.fetchTime
   ]
+  // A shared cache in front keeps one copy per key (compression adds `accept-encoding` to this value).
+  if (audience === 'private') pairs.push('vary', 'x-api-key')
+  return pairs
 }
 
-export function setCacheHeaders (reply: FastifyReply, served: Served, now: number): void {
-  const pairs = cacheHeaderPairs(served, now)
+export function setCacheHeaders (reply: FastifyReply, served: Served, now: number, audience: Audience): void {
+  const pairs = cacheHeaderPairs(served, now, audience)
   for (let i = 0; i < pairs.length; i += 2) reply.header(pairs[i]!, pairs[i + 1]!)
 }
 

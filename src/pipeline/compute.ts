@@ -2,6 +2,7 @@
 // reader (src/reader/: the metadata, the `data` rules, video/audio, technologies, oEmbed links), add the outcome of
 // `function`, run the enrichers on the result (storing the producers' files first, then oEmbed), and build the cache
 // entry.
+import { randomUUID } from 'node:crypto'
 import type { Logger } from 'pino'
 import type { AppContext } from '../context.ts'
 import type { ExtractOptions } from '../schemas/options.ts'
@@ -55,6 +56,8 @@ async function compute (ctx: AppContext, options: ExtractOptions, run: ComputeRu
   let loadedBy: LoadedBy
   let fetchTime = 0
   const extraction: Extraction = { data: {}, generated: {}, files: {}, bytes: {} }
+  // What the load gave up on (Loaded.gaveUp): the entry is then incomplete, answered but never stored.
+  let gaveUp: readonly string[] | undefined
 
   // Metadata, rules, oEmbed discovery, video, audio and technologies read the page (the parameter table's
   // `readsPage`), so they load it even with `meta=false` (docs/api.md §3.4).
@@ -67,6 +70,7 @@ async function compute (ctx: AppContext, options: ExtractOptions, run: ComputeRu
   } else {
     const loaded = await loadTarget(ctx, options, mode, { ...run, readsPage })
     fetchTime = loaded.fetchTime
+    if (loaded.gaveUp.length > 0) gaveUp = loaded.gaveUp
     run.timings.fetch = fetchTime
     // The slot is released: the screenshot's PNG is written again (smaller) on libuv's threads while the metadata is
     // extracted here; the files are stored once both are done.
@@ -99,7 +103,8 @@ async function compute (ctx: AppContext, options: ExtractOptions, run: ComputeRu
         headers: loaded.headers,
         ...(read === undefined ? {} : { read })
       },
-      cacheKey: run.cacheKey,
+      // An incomplete computation's files go under keys of their own: they never replace the complete entry's.
+      cacheKey: gaveUp === undefined ? run.cacheKey : `${run.cacheKey}:incomplete:${randomUUID()}`,
       ttl: ttlFor(cache.ttl, loaded.statusCode),
       signal: run.signal,
       deadline: run.deadline,
@@ -131,7 +136,8 @@ async function compute (ctx: AppContext, options: ExtractOptions, run: ComputeRu
       fetchMode,
       fetchTime: Math.round(fetchTime),
       files: extraction.files,
-      status: run.status
+      status: run.status,
+      ...(gaveUp === undefined ? {} : { incomplete: gaveUp })
     },
     body
   }

@@ -108,6 +108,13 @@ async function computeAndStore (
   lock: FlightLock | undefined
 ): Promise<Computed> {
   const computed = await abortable(computeEntry(ctx, options, { ...run, cacheKey: key, deadline: run.deadline ?? Date.now() + options.timeout }), run.signal)
+  const { incomplete } = computed.entry.meta
+  if (incomplete !== undefined) {
+    // Taken as loaded: another request, with more time, may get more. Nothing is written, the entry there (if any)
+    // stays, and the flight's lock is released as after a failure, so a follower elsewhere computes for itself.
+    run.log.info({ gaveUp: incomplete }, 'incomplete answer not cached')
+    return computed
+  }
   const t = performance.now()
   try {
     // With the flight's lock, released in the same round trip.

@@ -32,10 +32,15 @@ export interface Loaded {
   body: Buffer
   fetchTime: number
   rendered?: Rendered
+  /**
+   * What the load gave up on (the browser's waits that ran out, a browser that was to take over and failed): the
+   * page was taken as loaded, so the answer is not cached (docs/api.md §7). Empty when nothing was.
+   */
+  gaveUp: readonly string[]
 }
 
 function fromFetch (page: FetchPageResult, fetchTime: number): Loaded {
-  return { mode: 'fetch', url: page.url, statusCode: page.statusCode, headers: page.headers, redirects: page.redirects, body: page.body, fetchTime }
+  return { mode: 'fetch', url: page.url, statusCode: page.statusCode, headers: page.headers, redirects: page.redirects, body: page.body, fetchTime, gaveUp: [] }
 }
 
 function fromRender (rendered: Rendered): Loaded {
@@ -47,7 +52,8 @@ function fromRender (rendered: Rendered): Loaded {
     redirects: rendered.redirects,
     body: Buffer.from(rendered.html, 'utf8'),
     fetchTime: rendered.loadTime,
-    rendered
+    rendered,
+    gaveUp: rendered.gaveUp
   }
 }
 
@@ -121,7 +127,8 @@ export async function loadTarget (ctx: AppContext, options: ExtractOptions, mode
   } catch (err) {
     if (fetched !== undefined) {
       run.log.info({ err }, 'browser fallback failed; keeping the plain fetch')
-      return fetched
+      // With more time (or luck) the browser would have answered instead.
+      return { ...fetched, gaveUp: ['prerender'] }
     }
     throw err
   }

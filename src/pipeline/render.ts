@@ -103,6 +103,7 @@ export async function renderPage (
         assertNotRefused()
         const loadTime = performance.now() - t0
         const t1 = performance.now()
+        const gaveUp = [...loaded.gaveUp]
         const { files, values } = await runProducers(outputs, {
           url: target.url,
           page,
@@ -111,11 +112,12 @@ export async function renderPage (
           cdp: info.captureSession(),
           maxImageHeight: ctx.config.maxFullPageHeight,
           maxValueBytes: ctx.config.maxResponseBytes,
-          discardPage: info.discardPage
+          discardPage: info.discardPage,
+          gaveUp: (wait) => { gaveUp.push(wait) }
         }, timings)
         // The proxy carried this job's requests (`-proxy` in x-fetch-mode), as far as it got to carry any.
         if (scope !== undefined && info.proxied() > 0) scope.carried = true
-        return { ...loaded, loadTime, captureTime: performance.now() - t1, files, values }
+        return { ...loaded, gaveUp, loadTime, captureTime: performance.now() - t1, files, values }
       }, { signal, emulation: contextEmulation, proxy: target.proxy, adblock: adblocker, timings, changesMedia: changesMedia(load) })
     } catch (err) {
       const backoff = 250 * 2 ** attempt

@@ -15,7 +15,7 @@ import type { AccessLog } from '../http/access-log.ts'
 import type { ClientAddress } from '../http/client-ip.ts'
 import { headerValue, markQuotaCounted, type QuotaCounted, type ServeCore } from './serve.ts'
 import { heldHit } from '../pipeline/index.ts'
-import { cacheHeaderPairs, envelopeOf, getPath, JSON_TYPE, knownTextHeaders, pretty, serverTiming } from '../http/reply.ts'
+import { audienceOf, cacheHeaderPairs, envelopeOf, getPath, JSON_TYPE, knownTextHeaders, pretty, serverTiming, type Audience } from '../http/reply.ts'
 import { NOSNIFF_HEADERS, SANDBOX_HEADERS } from '../http/security-headers.ts'
 import { declaredLength } from '../http/request-body.ts'
 import type { ExtractOptions } from '../schemas/options.ts'
@@ -75,6 +75,12 @@ const JSON_ROUTE: LaneRoute = {
   }
 }
 
+/** Where the `vary` header's name is among the pairs (name, value, ...), or -1. */
+function varyIndex (pairs: readonly string[]): number {
+  for (let i = 0; i < pairs.length; i += 2) if (pairs[i] === 'vary') return i
+  return -1
+}
+
 /** Whether Fastify's router takes the URL's path (find-my-way refuses an invalid percent escape: a 404 of ours). */
 function routable (url: string): boolean {
   const q = url.indexOf('?')
@@ -123,8 +129,8 @@ function contentRoute (attr: ContentAttr): LaneRoute {
 
 const ROUTES: readonly LaneRoute[] = [JSON_ROUTE, ...(Object.keys(ANSWERS) as ContentAttr[]).map(contentRoute)]
 
-/** A held entry and the answer the lane gives from it: the body as it is, or compressed. */
-interface Held { entry: CacheEntry, body: Body, encoded?: { encoding: Encoding, bytes: Buffer } }
+/** A held entry and the answer the lane gives from it: the body as it is, or compressed; who may keep it. */
+interface Held { entry: CacheEntry, body: Body, audience: Audience, encoded?: { encoding: Encoding, bytes: Buffer } }
 
 export function createHitLane (deps: HitLaneDeps): HitLane {
   const { ctx, core, plan, accessLog } = deps
@@ -144,12 +150,13 @@ export function createHitLane (deps: HitLaneDeps): HitLane {
     if (entry === undefined) return undefined
     const body = route.body(entry, parsed.options.embed)
     if (body === undefined) return undefined
+    const audience = audienceOf(plan, parsed.options)
     // Compressed as @fastify/compress would (http/compression.ts), once per body; an answer it would stream goes to it.
     const encoding = encodingFor(req.headers['accept-encoding'], req.headers['x-no-compression'] !== undefined)
     const length = Number(body.length)
-    if (encoding === undefined || length < COMPRESSION.threshold) return { entry, body }
+    if (encoding === undefined || length < COMPRESSION.threshold) return { entry, body, audience }
     if (length > COMPRESSION.syncThreshold) return undefined
-    return { entry, body, encoded: { encoding, bytes: compressedBody(body, encoding) } }
+    return { entry, body, audience, encoded: { encoding, bytes: compressedBody(body, encoding) } }
   }
 
   /**
@@ -163,13 +170,13 @@ export function createHitLane (deps: HitLaneDeps): HitLane {
     accessLog({ reqId: id, method: req.method!, url: req.url!, status: 200, ms: performance.now() - startedAt, code: '', cache, counted: true })
   }
 
-  function answer (req: IncomingMessage, res: ServerResponse, { entry, body, encoded }: Held, startedAt: number, lookupMs: number, quota: Record<string, string>): void {
+  function answer (req: IncomingMessage, res: ServerResponse, { entry, body, audience, encoded }: Held, startedAt: number, lookupMs: number, quota: Record<string, string>): void {
     ctx.metrics.cache('HIT')
     const tail: string[] = []
     for (const name in quota) tail.push(name, quota[name]!)
     const total = performance.now() - startedAt
     tail.push(
-      ...cacheHeaderPairs({ entry, status: 'HIT' }, Date.now()),
+      ...cacheHeaderPairs({ entry, status: 'HIT' }, Date.now(), audience),
       'server-timing', serverTiming({ cache: lookupMs }, total),
       ...body.headers,
       'x-response-time', pretty(total)
@@ -178,7 +185,11 @@ export function createHitLane (deps: HitLaneDeps): HitLane {
       tail.push('content-length', body.length)
       send(req, res, tail, body.text, startedAt, 'HIT')
     } else {
-      tail.push('vary', 'accept-encoding', 'content-encoding', encoded.encoding, 'content-length', String(encoded.bytes.length))
+      // @fastify/compress adds to a `vary` already set (a private answer's), in its place, else sets it last.
+      const vary = varyIndex(tail)
+      if (vary === -1) tail.push('vary', 'accept-encoding')
+      else tail[vary + 1] = `${tail[vary + 1]!}, accept-encoding`
+      tail.push('content-encoding', encoded.encoding, 'content-length', String(encoded.bytes.length))
       send(req, res, tail, encoded.bytes, startedAt, 'HIT')
     }
   }

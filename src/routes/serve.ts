@@ -13,7 +13,7 @@ import { AppError } from '../errors.ts'
 import { createDeadline } from '../util/abort.ts'
 import { consumeQuota } from '../http/quota.ts'
 import { quotaSubject } from '../http/client-ip.ts'
-import { serverTiming, setCacheHeaders } from '../http/reply.ts'
+import { audienceOf, serverTiming, setCacheHeaders } from '../http/reply.ts'
 import { parseQuery } from '../schemas/query.ts'
 import { serveExtract, serveHeld } from '../pipeline/index.ts'
 import { cacheKeyOf } from '../pipeline/cache-key.ts'
@@ -214,7 +214,7 @@ export function createServe (core: ServeCore): Serve {
       return () => { reply.raw.removeListener('close', onClose) }
     }
     return await core.run(query(), request.headers, request.log, watch, async ({ served, options }, signal) => {
-      setCacheHeaders(reply, served, Date.now())
+      setCacheHeaders(reply, served, Date.now(), audienceOf(core.plan, options))
       reply.header('server-timing', serverTiming(served.timings, performance.now() - request.startedAt))
       return await send(reply, served, options, signal)
     })

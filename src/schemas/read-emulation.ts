@@ -4,7 +4,7 @@ import { DEFAULT_DEVICE, resolveDevice, suggestDevices } from '../browser/device
 import type { Viewport } from './options.ts'
 import type { Node } from './grammar.ts'
 import { kebabHeaderName } from './grammar.ts'
-import { fail, invalid, show } from './messages.ts'
+import { fail, show } from './messages.ts'
 import { bool, checkName, numberIn, objectNode, rootKid, scalar, sortedKids, sub } from './readers.ts'
 import type { SubKey } from './readers.ts'
 import { VIEWPORT_SHAPE } from './shapes.ts'
@@ -64,7 +64,8 @@ const HEADER_NAME_RE = /^[!#$%&'*+.^_`|~0-9a-z-]+$/
 
 function headerValue (value: string, param: string): string {
   if (/[\r\n\0]/.test(value) || [...value].some((char) => (char.codePointAt(0) ?? 0) > 0xff)) {
-    invalid('EINVALQUERY', param, value, 'A header value cannot hold line breaks, NUL or characters beyond Latin-1.')
+    // Not quoted: a forwarded header's value is a secret (a cookie, a token), and refusals are logged.
+    fail('EINVALQUERY', param, `The \`${param}\` value cannot hold line breaks, NUL or characters beyond Latin-1.`)
   }
   return value.trim()
 }

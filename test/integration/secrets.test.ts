@@ -150,6 +150,64 @@ describe('logs', () => {
   }, 60_000)
 })
 
+describe('logs of refused and credentialed requests', () => {
+  /** Every line logged while `run` ran, raw. */
+  async function logged (run: () => Promise<void>): Promise<string> {
+    const from = app.rawLogs.length
+    await run()
+    // The access line is written when the answer is sent.
+    await new Promise(resolve => setTimeout(resolve, 50))
+    return app.rawLogs.slice(from).join('\n')
+  }
+
+  it('never hold the userinfo of a target URL: access lines (raw, encoded, path form), refusals and errors', async () => {
+    const user = 'url-user-secret-86'
+    const pass = 'url-pass-secret-87'
+    const lines = await logged(async () => {
+      const free = async (url: string) => await app.free.inject({ url, remoteAddress: '198.51.100.41' })
+      // The query as a browser sends it (unencoded) and as mql sends it (encoded); a plain fetch and a render.
+      const raw = await free(`/?url=http://${user}:${pass}@${fx.host}/whoami?raw&meta.title=true`)
+      expect(raw.statusCode).toBe(200)
+      const encoded = await free(`/?${qs({ url: `http://${user}:${pass}@${fx.host}/whoami?encoded`, prerender: true, waitUntil: 'load' })}`)
+      expect(encoded.statusCode).toBe(200)
+      // The `http:user:pass@host` spelling, which the URL parser reads as userinfo too.
+      expect((await free(`/?${qs({ url: `http:${user}:${pass}@${fx.host}/whoami?noslash` })}`)).statusCode).toBe(200)
+      // The content endpoints' path form.
+      expect((await free(`/markdown/http://${user}:${pass}@${fx.host}/article/?path`)).statusCode).toBe(200)
+      // Unreachable, failed and refused: an error's detail and cause may quote the URL (a browser navigation error does).
+      await free(`/?${qs({ url: `http://${user}:${pass}@127.0.0.1:${closedPort}/`, prerender: true })}`)
+      const failed = await free(`/?${qs({ url: `http://${user}:${pass}@${fx.host}/hang`, prerender: true, timeout: '2s' })}`)
+      expect(failed.statusCode).toBe(504)
+      const invalid = await free(`/?${qs({ url: `http://${user}:${pass}@${fx.host}:99999/` })}`)
+      expect(invalid.statusCode).toBe(400)
+    })
+    // The lines are there (so the check is not vacuous), the credentials are not.
+    expect(lines).toContain('"msg":"request"')
+    expect(lines).toContain('/whoami?raw')
+    expect(lines).toContain('[redacted]')
+    expect(lines).not.toContain(pass)
+    expect(lines).not.toContain(user)
+  }, 60_000)
+
+  it('name a refused forwarded header, never log its value (a cookie with a character beyond Latin-1)', async () => {
+    const secret = 'refused-cookie-secret-88\u0142'
+    const lines = await logged(async () => {
+      const viaQuery = await pro({ url: `${fx.origin}/whoami?refused`, 'headers.cookie': `sid=${secret}` })
+      expect(viaQuery.statusCode).toBe(400)
+      expect(viaQuery.json().code).toBe('EINVALQUERY')
+      expect(Object.keys(viaQuery.json().data)).toEqual(['headers.cookie'])
+      // The refusal names the header, and does not send the value back either.
+      expect(JSON.stringify(viaQuery.json())).not.toContain('refused-cookie-secret-88')
+      const viaHeader = await pro({ url: `${fx.origin}/whoami?refused` }, { 'x-api-header-x-token': `tok=${secret}\u0000` })
+      expect(viaHeader.statusCode).toBe(400)
+      expect(Object.keys(viaHeader.json().data)).toEqual(['x-api-header-x-token'])
+    })
+    expect(lines).toContain('request refused')
+    expect(lines).toContain('headers.cookie')
+    expect(lines).not.toContain('refused-cookie-secret-88')
+  })
+})
+
 describe('private results', () => {
   it('forwarded cookies split cache entries, and a request without headers never hits one of them', async () => {
     const target = { url: `${fx.origin}/whoami?cache`, 'meta.title': true }

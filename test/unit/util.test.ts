@@ -7,7 +7,7 @@ import { sha256 } from '../../src/util/hash.ts'
 import { deepFreeze } from '../../src/util/freeze.ts'
 import prettyMs from 'pretty-ms'
 import { pretty } from '../../src/http/reply.ts'
-import { redactUrl } from '../../src/logger.ts'
+import { redactCredentials, redactUrl } from '../../src/logger.ts'
 
 describe('url', () => {
   it('toHttpUrl: an http(s) URL with a host, resolved against a base, as its href', () => {
@@ -111,5 +111,37 @@ describe('redactUrl (the access line)', () => {
     for (const url of urls) expect(redactUrl(url), url).toBe(reference(url))
     expect(redactUrl('/?url=x&h%65aders.cookie=a')).toBe('/?url=x&h%65aders.cookie=[redacted]')
     expect(redactUrl('/?url=x&prerender=false')).toBe('/?url=x&prerender=false')
+  })
+})
+
+describe('redactCredentials and redactUrl (URL userinfo)', () => {
+  it('redacts userinfo however the URL spells it, as the URL parser reads it', () => {
+    expect(redactCredentials('http://alice:pw@host/x', true)).toBe('http://[redacted]@host/x')
+    // The last @ before the authority's end ends the userinfo (the parser's reading).
+    expect(redactCredentials('http://a@b:p w&x@host/', true)).toBe('http://[redacted]@host/')
+    expect(redactCredentials('http:alice:pw@host', true)).toBe('http:[redacted]@host')
+    expect(redactCredentials('http:\\\\alice:pw@host', true)).toBe('http:\\\\[redacted]@host')
+    expect(redactCredentials('navigating to "http://alice:pw@host/x", waiting')).toBe('navigating to "http://[redacted]@host/x", waiting')
+    // Nothing that is not a URL's userinfo.
+    expect(redactCredentials('mail bob@example.com or see /files/a@b')).toBe('mail bob@example.com or see /files/a@b')
+    expect(redactCredentials('http://host/path@x', true)).toBe('http://host/path@x')
+  })
+
+  it('redacts it in the access line: raw, percent-encoded, in the path form, and leaves other URLs as they are', () => {
+    expect(redactUrl('/?url=http://u:p@h/&x=1')).toBe('/?url=http://[redacted]@h/&x=1')
+    expect(redactUrl('/?url=http%3A%2F%2Fu%3Ap%40h%2F')).toBe(`/?url=${encodeURIComponent('http://[redacted]@h/')}`)
+    expect(redactUrl('/markdown/http://u:p@h/x?y=1')).toBe('/markdown/http://[redacted]@h/x?y=1')
+    expect(redactUrl('/markdown/http%3A%2F%2Fu%3Ap%40h%2Fx')).toBe('/markdown/http://[redacted]@h/x')
+    expect(redactUrl('/?url=http://h/?q=a@b')).toBe('/?url=http://h/?q=a@b')
+  })
+
+  it('takes linear time on hostile text', () => {
+    const hostile = 'a:'.repeat(200_000) + '@'
+    const t = performance.now()
+    redactCredentials(hostile)
+    redactCredentials(hostile, true)
+    redactUrl(`/?url=${hostile}`)
+    // Generous: a quadratic pass over this would take minutes.
+    expect(performance.now() - t).toBeLessThan(5000)
   })
 })

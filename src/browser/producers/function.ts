@@ -87,7 +87,7 @@ export const functionProducer: ValueProducer<FunctionSettings, 'function'> = {
   kind: 'value',
   field: 'function',
   settings: (outputs) => outputs.function === undefined ? false : { ...outputs.function, args: outputs.args },
-  async produce ({ source, timeLimit, args }, { url, page, budget, cdp, discardPage }) {
+  async produce ({ source, timeLimit, args }, { url, page, budget, cdp, discardPage, gaveUp }) {
     throwIfAborted(budget.signal)
     const limit = Math.max(0, Math.min(timeLimit, budget.fraction(WAIT_SHARE)))
     discardPage()
@@ -107,6 +107,7 @@ export const functionProducer: ValueProducer<FunctionSettings, 'function'> = {
     if (!isTimedOut(outcome)) return toFunctionResult(outcome)
     await abortable(session.send('Runtime.terminateExecution'), budget.signal).catch(() => {})
     await within(page.evaluate('0').catch(() => {}), ABSORB_MS, budget.signal)
+    gaveUp('function')
     return rejected('TimeoutError', `The function did not finish within ${Math.round(limit)} ms.`)
   }
 }

@@ -39,6 +39,11 @@ export interface ProducerContext {
   /** Marks the page as not to be reused after this job (user code ran in it). */
   readonly discardPage: () => void
   /**
+   * Records a wait the producer gave up on (its time ran out and it went on with what it had), like the page steps'
+   * (StepContext.gaveUp): the answer is then not cached.
+   */
+  readonly gaveUp: (wait: string) => void
+  /**
    * Where a producer adds the named parts of its time (ms, for server-timing), such as Chromium's own capture; the
    * rest of its time is counted under its field (runProducers).
    */

@@ -41,6 +41,8 @@ export interface CaptureTarget {
   session?: PageCdpSession
   /** Where the time of Chromium's captures (Page.captureScreenshot: paint and encode) is added, as `capture` (ms). */
   timings?: Record<string, number>
+  /** Told when a wait of the capture ran out (a full page's lazy content): see ProducerContext.gaveUp. */
+  gaveUp?: (wait: string) => void
 }
 
 interface Clip {
@@ -107,9 +109,10 @@ const IMAGE_POLL_MS = 50
 
 /**
  * Scrolls down a viewport at a time, to `maxHeight` CSS px at most, so lazy content loads; waits for the images in
- * that range to finish; scrolls back to the top. Uses at most ⅓ of the remaining budget; running out is not an error.
+ * that range to finish; scrolls back to the top. Uses at most ⅓ of the remaining budget; running out is not an error,
+ * but false is returned.
  */
-async function scrollThrough (page: Page, maxHeight: number, budget: Budget): Promise<void> {
+async function scrollThrough (page: Page, maxHeight: number, budget: Budget): Promise<boolean> {
   const until = performance.now() + budget.fraction(1 / 3)
   const measure = (): Promise<{ height: number, step: number }> => page.evaluate(() => {
     const win = globalThis as unknown as DomWindow
@@ -119,11 +122,14 @@ async function scrollThrough (page: Page, maxHeight: number, budget: Budget): Pr
     }
   })
   let { height, step } = await measure()
-  for (let y = step; y < Math.min(height, maxHeight) && performance.now() < until; y += step) {
+  let done = false
+  let y = step
+  for (; y < Math.min(height, maxHeight) && performance.now() < until; y += step) {
     await page.evaluate((top) => { (globalThis as unknown as DomWindow).scrollTo(0, top) }, y)
     await sleep(SCROLL_STEP_MS, budget.signal)
     height = (await measure()).height
   }
+  const scrolled = y >= Math.min(height, maxHeight)
   while (performance.now() < until) {
     const pending = await page.evaluate((limit) => {
       const win = globalThis as unknown as DomWindow
@@ -134,10 +140,11 @@ async function scrollThrough (page: Page, maxHeight: number, budget: Budget): Pr
       }
       return count
     }, maxHeight)
-    if (pending === 0) break
+    if (pending === 0) { done = scrolled; break }
     await sleep(IMAGE_POLL_MS, budget.signal)
   }
   await page.evaluate(() => { (globalThis as unknown as DomWindow).scrollTo(0, 0) })
+  return done
 }
 
 function isSelectorError (err: unknown): boolean {
@@ -243,7 +250,7 @@ export async function takeScreenshot (page: Page, shot: ScreenshotOptions, budge
     if (element !== undefined) {
       clip = { ...element, height: Math.min(element.height, maxCssHeight(element.width)) }
     } else if (shot.fullPage) {
-      await scrollThrough(page, maxCssHeight(metrics.width), budget)
+      if (!await scrollThrough(page, maxCssHeight(metrics.width), budget)) target.gaveUp?.('screenshot.fullPage')
       const content = (await layoutMetrics(capture.session)).cssContentSize
       const width = Math.ceil(content.width)
       clip = { x: 0, y: 0, width, height: Math.min(Math.ceil(content.height), maxCssHeight(width)), scale: 1 }
@@ -268,10 +275,10 @@ export const screenshotProducer: FileProducer<ScreenshotOptions> = {
   kind: 'file',
   field: 'screenshot',
   settings: (outputs) => outputs.screenshot,
-  async produce (shot, { page, budget, loaded, cdp, maxImageHeight, timings }) {
+  async produce (shot, { page, budget, loaded, cdp, maxImageHeight, timings, gaveUp }) {
     const contentType = loaded.headers['content-type']
     const image = await takeScreenshot(page, shot, budget, {
-      ...(contentType === undefined ? {} : { contentType }), maxImageHeight, session: cdp, ...(timings === undefined ? {} : { timings })
+      ...(contentType === undefined ? {} : { contentType }), maxImageHeight, session: cdp, ...(timings === undefined ? {} : { timings }), gaveUp
     })
     return { body: image.body, ext: image.type, contentType: CONTENT_TYPES[image.type], details: { width: image.width, height: image.height } }
   }

@@ -50,6 +50,8 @@ export const PAGE_STEPS: readonly PageStep[] = Object.freeze([
 export interface LoadedPage extends MainResponse {
   /** The page's URL once everything ran (after redirects and any client-side navigation). */
   url: string
+  /** The waits given up on (StepContext.gaveUp): empty when every one was met. */
+  gaveUp: string[]
   /** The live DOM serialized (`page.content()`). */
   html: string
 }
@@ -95,6 +97,7 @@ export async function loadPage (
     budget,
     tracker,
     maxRedirects,
+    gaveUp: [],
     ...(afterNavigation === undefined ? {} : { afterNavigation }),
     ...(adblocker === undefined ? {} : { adblocker })
   }
@@ -108,11 +111,11 @@ export async function loadPage (
     throwIfAborted(budget.signal)
     const response = step.response
     if (response === undefined) throw new Error('the navigation step did not run')
-    if (!serializes) return { url: page.url(), ...response, html: '' }
+    if (!serializes) return { url: page.url(), ...response, gaveUp: step.gaveUp, html: '' }
     const t = performance.now()
     const html = await serialize(page, budget, maxHtmlBytes)
     if (timings !== undefined) timings.serialize = performance.now() - t
-    return { url: page.url(), ...response, html }
+    return { url: page.url(), ...response, gaveUp: step.gaveUp, html }
   } finally {
     tracker.dispose()
   }

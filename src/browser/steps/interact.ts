@@ -1,35 +1,38 @@
 // Step: `click` each selector in order, then `scroll` one into view (docs/api.md §3.6). Each waits at most 1/11 of
 // `timeout`; a missing, hidden or covered element is skipped. When the interaction took the page to another
 // document, that document gets the requested `waitUntil` states too.
-import type { Page } from 'playwright-core'
 import { abortable } from '../../util/abort.ts'
 import { WAIT_SHARE, type Budget } from '../page/budget.ts'
-import { rethrowIfFatal, waitForState, type LoadOptions, type PageStep } from './step.ts'
+import { rethrowIfFatal, waitForStates, type LoadOptions, type PageStep, type StepContext } from './step.ts'
 
 /** The wait each click or scroll may use. */
 function actionTimeout (options: LoadOptions, budget: Budget): number {
   return Math.min(options.timeout / 11, budget.fraction(WAIT_SHARE))
 }
 
-async function clickAll (page: Page, options: LoadOptions, budget: Budget): Promise<void> {
+// A click or scroll skipped (its element missing within the wait, or no time left) is given up on: with a longer
+// `timeout` it might have happened, so the answer is not cached (StepContext.gaveUp).
+async function clickAll ({ page, options, budget, gaveUp }: StepContext): Promise<void> {
   for (const selector of options.click) {
     const timeout = actionTimeout(options, budget)
-    if (timeout < 1) return
+    if (timeout < 1) { gaveUp.push('click'); return }
     try {
       await abortable(page.locator(selector).first().click({ timeout }), budget.signal)
     } catch (err) {
       rethrowIfFatal(err, page, budget)
+      gaveUp.push('click')
     }
   }
 }
 
-async function scrollTo (page: Page, selector: string, options: LoadOptions, budget: Budget): Promise<void> {
+async function scrollTo ({ page, options, budget, gaveUp }: StepContext, selector: string): Promise<void> {
   const timeout = actionTimeout(options, budget)
-  if (timeout < 1) return
+  if (timeout < 1) { gaveUp.push('scroll'); return }
   try {
     await abortable(page.locator(selector).first().evaluate((element) => element.scrollIntoView(), undefined, { timeout }), budget.signal)
   } catch (err) {
     rethrowIfFatal(err, page, budget)
+    gaveUp.push('scroll')
   }
 }
 
@@ -39,13 +42,11 @@ export const interactStep: PageStep = {
   name: 'interact',
   // Always: a page may also move to another document by itself while the earlier steps ran.
   applies: () => true,
-  async run ({ page, options, budget, tracker }) {
+  async run (step) {
+    const { page, options, budget } = step
     const before = page.url()
-    await clickAll(page, options, budget)
-    if (options.scroll !== undefined) await scrollTo(page, options.scroll, options, budget)
-    if (documentOf(page.url()) !== documentOf(before)) {
-      const until = performance.now() + budget.fraction(WAIT_SHARE)
-      await Promise.all(options.waitUntil.map(state => waitForState(page, state, tracker, until, budget)))
-    }
+    await clickAll(step)
+    if (options.scroll !== undefined) await scrollTo(step, options.scroll)
+    if (documentOf(page.url()) !== documentOf(before)) await waitForStates(step, performance.now() + budget.fraction(WAIT_SHARE))
   }
 }

@@ -7,7 +7,7 @@ import { AppError } from '../../errors.ts'
 import { abortReason, abortable } from '../../util/abort.ts'
 import { toBrowserError, tooManyRedirects } from '../errors.ts'
 import { WAIT_SHARE, type Budget } from '../page/budget.ts'
-import { waitForState, type PageStep } from './step.ts'
+import { waitForStates, type PageStep } from './step.ts'
 
 async function redirectChain (response: Response): Promise<Redirect[]> {
   const chain: Redirect[] = []
@@ -57,6 +57,6 @@ export const navigateStep: PageStep = {
     const redirects = await redirectChain(response)
     if (redirects.length > maxRedirects) throw tooManyRedirects(options.url, maxRedirects)
     step.response = { statusCode: response.status(), headers: await responseHeaders(response), redirects }
-    await Promise.all(options.waitUntil.map(state => waitForState(page, state, step.tracker, deadline, budget)))
+    await waitForStates(step, deadline)
   }
 }

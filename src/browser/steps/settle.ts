@@ -6,9 +6,10 @@ import type { PageStep } from './step.ts'
 export const settleStep: PageStep = {
   name: 'settle',
   applies: (options) => options.waitUntil.includes('auto'),
-  async run ({ options, budget, tracker }) {
+  async run ({ options, budget, tracker, gaveUp }) {
     if (!options.waitUntil.includes('auto')) return
     const timeout = budget.fraction(WAIT_SHARE)
-    if (timeout >= 1) await tracker.waitForIdle(2, timeout, budget.signal)
+    const idle = timeout >= 1 && await tracker.waitForIdle(2, timeout, budget.signal)
+    if (!idle) gaveUp.push('network-idle')
   }
 }

@@ -47,6 +47,12 @@ export interface StepContext {
   readonly afterNavigation?: (page: Page, budget: Budget) => Promise<void>
   /** The filter engine, for `adblock` (the pool filters the requests with the same one). */
   readonly adblocker?: Adblocker
+  /**
+   * What was given up on: each wait that ran out (`waitUntil=load`, `network-idle`, `waitForSelector`, ...) and each
+   * one the budget cut short, by name. The page is then taken as loaded, so the answer depends on how long the
+   * request allowed and is not cached (docs/api.md §7).
+   */
+  readonly gaveUp: string[]
   /** Set by the navigation step. */
   response?: MainResponse
   /** performance.now() by which the navigation and its waits must be over; set by the navigation step. */
@@ -92,25 +98,32 @@ export async function acrossNavigation<T> (page: Page, budget: Budget, work: () 
   }
 }
 
-/** Waits for one `waitUntil` state until `deadline` (performance.now() ms); running out is not an error. */
-export async function waitForState (page: Page, state: WaitUntil, tracker: NetworkTracker, deadline: number, budget: Budget): Promise<void> {
+/** Waits for one `waitUntil` state until `deadline` (performance.now() ms): true when met; running out is not an error. */
+export async function waitForState (page: Page, state: WaitUntil, tracker: NetworkTracker, deadline: number, budget: Budget): Promise<boolean> {
   const timeout = Math.max(1, deadline - performance.now())
   try {
     switch (state) {
       case 'auto':
       case 'load':
         await abortable(page.waitForLoadState('load', { timeout }), budget.signal)
-        return
+        return true
       case 'domcontentloaded':
         await abortable(page.waitForLoadState('domcontentloaded', { timeout }), budget.signal)
-        return
+        return true
       case 'networkidle0':
-        await tracker.waitForIdle(0, timeout, budget.signal)
-        return
+        return await tracker.waitForIdle(0, timeout, budget.signal)
       case 'networkidle2':
-        await tracker.waitForIdle(2, timeout, budget.signal)
+        return await tracker.waitForIdle(2, timeout, budget.signal)
     }
   } catch (err) {
     rethrowIfFatal(err, page, budget)
+    return false
   }
+}
+
+/** Waits for every requested `waitUntil` state at once until `deadline`; each one not met is recorded as given up. */
+export async function waitForStates (step: StepContext, deadline: number): Promise<void> {
+  const { page, options, tracker, budget } = step
+  const met = await Promise.all(options.waitUntil.map(state => waitForState(page, state, tracker, deadline, budget)))
+  met.forEach((ok, i) => { if (!ok) step.gaveUp.push(`waitUntil=${options.waitUntil[i]!}`) })
 }

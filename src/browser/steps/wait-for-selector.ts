@@ -6,14 +6,15 @@ import { rethrowIfFatal, type PageStep } from './step.ts'
 export const waitForSelectorStep: PageStep = {
   name: 'wait-for-selector',
   applies: (options) => options.waitForSelector !== undefined,
-  async run ({ page, options, budget }) {
+  async run ({ page, options, budget, gaveUp }) {
     if (options.waitForSelector === undefined) return
     const timeout = budget.fraction(WAIT_SHARE)
-    if (timeout < 1) return
+    if (timeout < 1) { gaveUp.push('waitForSelector'); return }
     try {
       await abortable(page.locator(options.waitForSelector).first().waitFor({ state: 'visible', timeout }), budget.signal)
     } catch (err) {
       rethrowIfFatal(err, page, budget)
+      gaveUp.push('waitForSelector')
     }
   }
 }

@@ -6,8 +6,11 @@ import type { PageStep } from './step.ts'
 export const waitForTimeoutStep: PageStep = {
   name: 'wait-for-timeout',
   applies: (options) => options.waitForTimeout !== undefined && options.waitForTimeout > 0,
-  async run ({ options, budget }) {
+  async run ({ options, budget, gaveUp }) {
     if (options.waitForTimeout === undefined || options.waitForTimeout <= 0) return
-    await sleep(Math.min(options.waitForTimeout, budget.fraction(WAIT_SHARE)), budget.signal)
+    const share = budget.fraction(WAIT_SHARE)
+    // Cut short by the budget: the page is taken earlier than asked.
+    if (share < options.waitForTimeout) gaveUp.push('waitForTimeout')
+    await sleep(Math.min(options.waitForTimeout, share), budget.signal)
   }
 }
