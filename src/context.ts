@@ -73,7 +73,7 @@ export async function createContext (config: Readonly<Config>, log: Logger, over
     ...options,
     maxBytes: (options.offset ?? 0) === 0 && (options.maxBytes === undefined || options.maxBytes === PROBE_BYTES) ? config.maxProbeBytes : options.maxBytes
   })
-  const reader = createPageReader({ probe, maxHtmlBytes: config.maxHtmlBytes, maxResponseBytes: config.maxResponseBytes, threads: config.readerThreads, log })
+  const reader = createPageReader({ probe, maxHtmlBytes: config.maxHtmlBytes, maxResponseBytes: config.maxResponseBytes, threads: config.readerThreads, env: config.childEnv, log })
   const oembed = createOembed({ http, providers: overrides.oembedProviders ?? bundledProviders(), log })
   const browser = createLazyBrowserPool(async () => await createBrowserPool({
     chromiumPath: config.chromiumPath,

@@ -24,6 +24,8 @@ export interface PageReaderOptions {
   maxResponseBytes: number
   /** Worker threads at most (READER_THREADS). */
   threads: number
+  /** The workers' environment: the children's allowlist (config.childEnv), never the service's secrets. */
+  env: Readonly<Record<string, string>>
   log: Logger
 }
 
@@ -36,7 +38,7 @@ export interface PageReader {
 /** A worker's heap limit: a page that would take more ends its worker (ERR_WORKER_OUT_OF_MEMORY), not the service. */
 const WORKER_HEAP_MB = 1024
 
-export function createPageReader ({ probe, maxHtmlBytes, maxResponseBytes, threads, log }: PageReaderOptions): PageReader {
+export function createPageReader ({ probe, maxHtmlBytes, maxResponseBytes, threads, env, log }: PageReaderOptions): PageReader {
   const pool = new Piscina<WorkerTask, WorkerOutcome>({
     filename: new URL('./worker.ts', import.meta.url).href,
     workerData: { maxHtmlBytes, maxResponseBytes } satisfies ReaderWorkerData,
@@ -46,7 +48,7 @@ export function createPageReader ({ probe, maxHtmlBytes, maxResponseBytes, threa
     idleTimeout: 60_000,
     resourceLimits: { maxOldGenerationSizeMb: WORKER_HEAP_MB },
     // The workers see no secret: the service's environment stays in the service (docs/api.md §10).
-    env: {}
+    env: { ...env }
   })
 
   async function read (task: PageReadTask, run: { signal: AbortSignal, log: Logger }): Promise<PageReadResult> {
