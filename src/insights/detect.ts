@@ -3,9 +3,12 @@
 // 100 in all) and may read a version; a technology that `requires` others, or a technology of some category, is
 // matched once those are found; then `excludes` removes what a found technology rules out, and `implies` adds what
 // it brings (with the lower of the two confidences). The result is sorted by category priority, then name.
+// The matching runs on the service's thread in slices of SLICE_MS: between them the event loop serves others, and a
+// request whose deadline passed stops (its signal).
+import { setImmediate as nextTurn } from 'node:timers/promises'
 import type { CheerioAPI } from 'cheerio'
 import type { DomCheck, Fingerprint, FingerprintSet, Keyed } from './fingerprints.ts'
-import { matchPattern, type Pattern } from './patterns.ts'
+import { matchPattern, MAX_VALUE_CHARS, type Pattern } from './patterns.ts'
 import { indexDom, type DomIndex } from './dom-index.ts'
 import type { PageSignals } from './signals.ts'
 
@@ -132,7 +135,7 @@ class Matcher {
     this.keyed(fp.headers, (key) => { const v = s.headers[key]; return v === undefined ? [] : [v] })
     this.keyed(fp.meta, (key) => s.meta.filter(([name]) => name === key).map(([, content]) => content))
     for (const { name, pattern } of fp.cookies) {
-      s.cookies.some((cookie) => name.test(cookie.name) && this.add(pattern, cookie.value))
+      s.cookies.some((cookie) => name.test(cookie.name.slice(0, MAX_VALUE_CHARS)) && this.add(pattern, cookie.value))
     }
     if (s.globals !== undefined) {
       const js = s.globals.js
@@ -150,12 +153,21 @@ class Matcher {
   }
 }
 
-/** The technologies of a page. */
-export function detectTechnologies (set: FingerprintSet, signals: PageSignals): Technology[] {
+/** Longest the matcher keeps the thread before it lets others run (ms). */
+const SLICE_MS = 10
+
+/** The technologies of a page; `signal` stops the matching between two slices. */
+export async function detectTechnologies (set: FingerprintSet, signals: PageSignals, signal?: AbortSignal): Promise<Technology[]> {
   const matcher = new Matcher(signals)
   const found = new Map<string, Found>()
   const pending: Fingerprint[] = []
+  let slice = performance.now()
   for (const fp of set.technologies.values()) {
+    if (performance.now() - slice > SLICE_MS) {
+      await nextTurn()
+      signal?.throwIfAborted()
+      slice = performance.now()
+    }
     if (fp.requires.length > 0 || fp.requiresCategory.length > 0) { pending.push(fp); continue }
     const hit = matcher.run(fp)
     if (hit !== null) found.set(fp.name, hit)

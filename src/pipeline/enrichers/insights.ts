@@ -10,19 +10,19 @@ import type { Enricher } from './enricher.ts'
 export const insightsEnricher: Enricher = {
   name: 'insights',
   applies: (_extraction, outputs) => outputs.insights !== false,
-  async enrich (extraction, { outputs, page }) {
+  async enrich (extraction, { outputs, page, signal }) {
     if (outputs.insights === false) return
     const insights: Record<string, unknown> = {}
     if (outputs.insights.technologies) {
       const document = page.document
       const html = document?.kind === 'html' ? document : undefined
-      insights.technologies = detectTechnologies(bundledFingerprints(), pageSignals({
+      insights.technologies = await detectTechnologies(bundledFingerprints(), pageSignals({
         url: page.url,
         headers: page.headers,
         html: html?.source ?? '',
         ...(html === undefined ? {} : { $: html.$ }),
         ...(page.globals === undefined ? {} : { globals: page.globals })
-      }))
+      }), signal)
     }
     extraction.data.insights = insights
   }
