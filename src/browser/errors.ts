@@ -1,5 +1,6 @@
 // Playwright failures -> the public codes (docs/api.md §11). The one place that decides, for every browser step:
-// a navigation that never committed is EBRWSRTIMEOUT, a target that cannot be reached is EINVALURL, one that
+// a navigation that never committed is EBRWSRTIMEOUT, a target that cannot be reached (or whose navigation Chromium
+// cancels: a redirect to `view-source:`) is EINVALURL, one that
 // redirects past the limit EMAXREDIRECTS, a closed target, a crash, a protocol error or a transient network failure
 // is worth a retry (docs/api.md §3.6 `retry`), and an AppError is already decided. The target's HTTP status is never
 // an error here, and validation errors are AppErrors: neither is retried.
@@ -138,7 +139,17 @@ export function toBrowserError (err: unknown, phase: BrowserPhase, target?: Navi
     if (UNREACHABLE_NET.test(message)) {
       return new BrowserError('EINVALURL', phase, false, { data: { url: `${shown} cannot be reached.` }, cause: err })
     }
-    if (/net::ERR_ABORTED/.test(message)) return new BrowserError('EFATAL', phase, true, { cause: err })
+    if (/net::ERR_ABORTED/.test(message)) {
+      // The navigation of the target itself, cancelled by Chromium: the target redirected to a scheme the browser
+      // does not load from the web (`view-source:`), or answered with nothing to show (204). The target's doing.
+      if (target !== undefined) {
+        return new BrowserError('EINVALURL', phase, false, {
+          data: { url: `${shown} did not load as a page: it redirected to a URL that is not http or https, or sent no content.` },
+          cause: err
+        })
+      }
+      return new BrowserError('EFATAL', phase, true, { cause: err })
+    }
   }
   if (TARGET_GONE.test(message) || BROWSER_BROKE.test(message)) return new BrowserError('EFATAL', phase, true, { cause: err })
   if (phase === 'launch' || phase === 'context') return new BrowserError('EFATAL', phase, true, { cause: err })
