@@ -112,6 +112,11 @@ export const ERROR_CATALOG = {
     message: 'The PDF could not be generated in time or is too large. Try narrowing it with `pdf.pageRanges`.',
     when: 'The PDF cannot be rendered in the time left, or would exceed 100 MiB.'
   },
+  EPAGECRASH: {
+    status: 400,
+    message: 'The page crashed the browser tab that loaded it.',
+    when: 'The target page\'s renderer died (it exhausted its memory, for instance) on every attempt `retry` allows, while the browser itself went on.'
+  },
   ETIMEOUT: {
     status: 504,
     message: 'The request ran out of time.',
