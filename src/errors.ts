@@ -117,6 +117,11 @@ export const ERROR_CATALOG = {
     message: 'The result is too large. Ask for less: narrower `data` rules, or a smaller `evaluate` value.',
     when: 'The answer, or a value the page returns to an `evaluate` rule, would exceed `MAX_RESPONSE_BYTES` (16 MiB); `data` names what was over. Checked in the page before a value is sent, and while rules are read.'
   },
+  EPAGECRASH: {
+    status: 400,
+    message: 'The page crashed the browser tab that loaded it.',
+    when: 'The target page\'s renderer died (it exhausted its memory, for instance) on every attempt `retry` allows, while the browser itself went on.'
+  },
   ETIMEOUT: {
     status: 504,
     message: 'The request ran out of time.',

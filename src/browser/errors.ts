@@ -1,8 +1,9 @@
 // Playwright failures -> the public codes (docs/api.md §11). The one place that decides, for every browser step:
-// a navigation that never committed is EBRWSRTIMEOUT, a target that cannot be reached is EINVALURL, one that
-// redirects past the limit EMAXREDIRECTS, a closed target, a crash, a protocol error or a transient network failure
-// is worth a retry (docs/api.md §3.6 `retry`), and an AppError is already decided. The target's HTTP status is never
-// an error here, and validation errors are AppErrors: neither is retried.
+// a navigation that never committed is EBRWSRTIMEOUT, a target that cannot be reached (or whose navigation Chromium
+// cancels: a redirect to `view-source:`) is EINVALURL, one that redirects past the limit EMAXREDIRECTS, a page whose
+// renderer crashed EPAGECRASH. A crash, a closed target, a protocol error or a transient network failure is worth a
+// retry (docs/api.md §3.6 `retry`), and an AppError is already decided. The target's HTTP status is never an error
+// here, and validation errors are AppErrors: neither is retried.
 import { AppError, isAppError } from '../errors.ts'
 import type { AppErrorOptions, ErrorCode } from '../errors.ts'
 import type { EgressRefusal } from './egress-proxy.ts'
@@ -27,6 +28,8 @@ export function isRetryable (err: unknown): boolean {
   return err instanceof BrowserError && err.retryable
 }
 
+/** The page's renderer died while the browser went on: the page's doing, as far as the service can tell. */
+const PAGE_CRASHED = /Target crashed|Page crashed|page crashed/i
 /** The page, its context or the browser is gone (closed or crashed): nothing more can be done with the page. */
 const TARGET_GONE = /Target (page, context or browser )?(has been )?closed|Target crashed|Page crashed|Browser (has been )?closed/i
 /** The rest of the browser machinery failing under a step: each is worth a retry, like a target that is gone. */
@@ -104,6 +107,15 @@ export function tooManyRedirects (url: string | undefined, maxRedirects: number,
 }
 
 /**
+ * 400 EPAGECRASH: the page's renderer died (a page that exhausts its memory, or a renderer killed from outside: the
+ * service cannot tell them apart) while the browser went on. Worth a retry, as any crash; once `retry` is spent, the
+ * request's answer (a 4xx: a client retrying the same page gets the same).
+ */
+export function pageCrashed (phase: BrowserPhase, cause: unknown): BrowserError {
+  return new BrowserError('EPAGECRASH', phase, true, { cause })
+}
+
+/**
  * Maps whatever a browser step threw to an AppError. `phase` says which step: only a navigation error can be the
  * target's fault (EINVALURL / EFORBIDDENURL / EMAXREDIRECTS); a timeout in any step is EBRWSRTIMEOUT. `target`, for a
  * navigation, names the URL asked for in the public message (else the URL in Playwright's message is shown).
@@ -138,8 +150,19 @@ export function toBrowserError (err: unknown, phase: BrowserPhase, target?: Navi
     if (UNREACHABLE_NET.test(message)) {
       return new BrowserError('EINVALURL', phase, false, { data: { url: `${shown} cannot be reached.` }, cause: err })
     }
-    if (/net::ERR_ABORTED/.test(message)) return new BrowserError('EFATAL', phase, true, { cause: err })
+    if (/net::ERR_ABORTED/.test(message)) {
+      // The navigation of the target itself, cancelled by Chromium: the target redirected to a scheme the browser
+      // does not load from the web (`view-source:`), or answered with nothing to show (204). The target's doing.
+      if (target !== undefined) {
+        return new BrowserError('EINVALURL', phase, false, {
+          data: { url: `${shown} did not load as a page: it redirected to a URL that is not http or https, or sent no content.` },
+          cause: err
+        })
+      }
+      return new BrowserError('EFATAL', phase, true, { cause: err })
+    }
   }
+  if (PAGE_CRASHED.test(message)) return pageCrashed(phase, err)
   if (TARGET_GONE.test(message) || BROWSER_BROKE.test(message)) return new BrowserError('EFATAL', phase, true, { cause: err })
   if (phase === 'launch' || phase === 'context') return new BrowserError('EFATAL', phase, true, { cause: err })
   return new BrowserError('EFATAL', phase, false, { cause: err })

@@ -3,9 +3,11 @@
 // 100 in all) and may read a version; a technology that `requires` others, or a technology of some category, is
 // matched once those are found; then `excludes` removes what a found technology rules out, and `implies` adds what
 // it brings (with the lower of the two confidences). The result is sorted by category priority, then name.
+// The matching runs in the page reader's worker (src/reader/), which its request's deadline ends; every pattern is
+// bounded (patterns.ts), and so is every value it reads.
 import type { CheerioAPI } from 'cheerio'
 import type { DomCheck, Fingerprint, FingerprintSet, Keyed } from './fingerprints.ts'
-import { matchPattern, type Pattern } from './patterns.ts'
+import { matchPattern, MAX_VALUE_CHARS, type Pattern } from './patterns.ts'
 import { indexDom, type DomIndex } from './dom-index.ts'
 import type { PageSignals } from './signals.ts'
 
@@ -132,7 +134,7 @@ class Matcher {
     this.keyed(fp.headers, (key) => { const v = s.headers[key]; return v === undefined ? [] : [v] })
     this.keyed(fp.meta, (key) => s.meta.filter(([name]) => name === key).map(([, content]) => content))
     for (const { name, pattern } of fp.cookies) {
-      s.cookies.some((cookie) => name.test(cookie.name) && this.add(pattern, cookie.value))
+      s.cookies.some((cookie) => name.test(cookie.name.slice(0, MAX_VALUE_CHARS)) && this.add(pattern, cookie.value))
     }
     if (s.globals !== undefined) {
       const js = s.globals.js

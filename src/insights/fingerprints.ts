@@ -7,7 +7,7 @@
 // `certIssuer`, which would need requests of their own.
 import { readFileSync } from 'node:fs'
 import path from 'node:path'
-import { parsePattern, type Pattern } from './patterns.ts'
+import { compileExpression, parsePattern, type Pattern } from './patterns.ts'
 import { selectorKeys, type CompoundKey } from './dom-index.ts'
 
 /** Where the bundled set lives (the image copies data/ beside src/). */
@@ -91,10 +91,10 @@ function record (value: unknown): Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value) ? value as Record<string, unknown> : {}
 }
 
-/** A cookie name of the set as a regex: backslash escapes dropped, `*` any run of characters. */
+/** A cookie name of the set as a regex (on RE2, patterns.ts): backslash escapes dropped, `*` any run of characters. */
 function cookieName (name: string): RegExp {
   const literal = name.replace(/\\(.)/g, '$1')
-  return new RegExp(`^${literal.split('*').map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('.*')}$`, 'i')
+  return compileExpression(`^${literal.split('*').map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('.*')}$`).regex
 }
 
 /** A relation (`implies` and the like): a name with optional tags. */
@@ -108,12 +108,13 @@ function relation (text: string): Relation {
 class Compiler {
   invalid = 0
 
-  patterns (value: unknown, bounded = false): Pattern[] {
-    return list(value).flatMap((text) => this.one(text, bounded) ?? [])
+  /** `long`: the patterns read page text (parsePattern). */
+  patterns (value: unknown, long = false): Pattern[] {
+    return list(value).flatMap((text) => this.one(text, long) ?? [])
   }
 
-  one (text: string, bounded = false): Pattern | null {
-    const pattern = parsePattern(text, bounded)
+  one (text: string, long = false): Pattern | null {
+    const pattern = parsePattern(text, long)
     if (pattern === null) this.invalid++
     return pattern
   }

@@ -1,20 +1,39 @@
 // Wappalyzer-format patterns (docs/bundled-data.md): a regular expression written as a string, matched
 // case-insensitively, with tags appended after `\;`: `confidence:50` (the share of certainty one match gives, 100
-// when absent) and `version:\1` (a template over the capture groups, with `\1?a:b` ternaries). The set is trusted
-// data, but some of its expressions run over page text of any size (html, scripts, text, css), so there every
-// unbounded `+` and `*` is compiled as `{1,250}` and `{0,250}` (the limit Wappalyzer's own engine put on the first
-// of them), and those inputs are cut to a size (signals.ts): no pattern scans megabytes with an open-ended
-// repetition. Patterns over short values (headers, cookies, meta, script URLs, JS globals) are compiled as written.
+// when absent) and `version:\1` (a template over the capture groups, with `\1?a:b` ternaries).
+//
+// The set is trusted data, but what its patterns read is the page's, and many of them backtrack badly (a 60 KB script
+// URL kept one busy for 40 s, issue 20). So every pattern is bounded twice: it runs on RE2, the linear-time engine
+// (src/metadata/re2.ts), compiled the first time it runs; and the value it reads is cut first, to MAX_VALUE_CHARS
+// for the short ones (script URLs, URL, headers, cookies, meta, JS globals, attributes, DOM properties) while page
+// text (html, scripts, css, text) is cut by signals.ts. The few patterns RE2 cannot take (lookarounds; counted in
+// docs/bundled-data.md, listed by test/unit/technologies.test.ts) run on JavaScript's engine with every `+` and `*`
+// bounded (`{1,250}`, `{0,250}`, the limit Wappalyzer's own engine put on the first of them) and read at most
+// MAX_BACKTRACKING_CHARS; so do all of them when the re2 addon is missing (server.ts warns at start).
+import { loadRe2 } from '../metadata/re2.ts'
+
+/** Characters of a short value (script URL, header, cookie, meta, JS global, attribute) that a pattern reads. */
+export const MAX_VALUE_CHARS = 512
+/** Characters of page text that a pattern on the backtracking engine reads. */
+export const MAX_BACKTRACKING_CHARS = 32 * 1024
+
+export type Engine = 're2' | 'backtracking'
 
 export interface Pattern {
-  /** The expression, or null when the pattern is only a presence check (an empty string). */
+  /** The expression as written, or null when the pattern is only a presence check (an empty string). */
+  readonly expression: string | null
+  /** The compiled expression (compiled on first use), or null for a presence check. */
   readonly regex: RegExp | null
+  /** The engine the expression runs on (compiled on first use); null for a presence check. */
+  readonly engine: Engine | null
   /** 0–100. */
   readonly confidence: number
   /** The version template, '' when the pattern gives none. */
   readonly version: string
   /** Lower-case ASCII text every match contains, so most patterns skip a page unrun. */
   readonly literal: string | null
+  /** Characters of a value it reads: longer values are cut before it runs. */
+  readonly maxInput: number
 }
 
 /** A repetition longer than this is not followed by `+` and `*`. */
@@ -49,11 +68,52 @@ export function boundRepetitions (source: string): string {
   return out
 }
 
+/** An expression on RE2 when it takes it, else on JavaScript's engine with its repetitions bounded. */
+export function compileExpression (expression: string, flags = 'i'): { regex: RegExp, engine: Engine } {
+  const RE2 = loadRe2()
+  if (RE2 !== undefined) {
+    try {
+      return { regex: new RE2(expression, flags), engine: 're2' }
+    } catch {}
+  }
+  // `u` is not used: the set is written for the non-unicode dialect (`\/`, `\-` outside classes).
+  return { regex: new RegExp(boundRepetitions(expression), flags), engine: 'backtracking' }
+}
+
+class CompiledPattern implements Pattern {
+  readonly expression: string | null
+  readonly confidence: number
+  readonly version: string
+  readonly literal: string | null
+  readonly #maxInput: number
+  #compiled: { regex: RegExp, engine: Engine } | undefined
+
+  constructor (expression: string | null, confidence: number, version: string, maxInput: number) {
+    this.expression = expression
+    this.confidence = confidence
+    this.version = version
+    this.literal = expression === null ? null : requiredLiteral(expression)
+    this.#maxInput = maxInput
+  }
+
+  #compile (): { regex: RegExp, engine: Engine } | undefined {
+    if (this.expression === null) return undefined
+    this.#compiled ??= compileExpression(this.expression)
+    return this.#compiled
+  }
+
+  get regex (): RegExp | null { return this.#compile()?.regex ?? null }
+  get engine (): Engine | null { return this.#compile()?.engine ?? null }
+  get maxInput (): number {
+    return this.engine === 'backtracking' ? Math.min(this.#maxInput, MAX_BACKTRACKING_CHARS) : this.#maxInput
+  }
+}
+
 /**
  * Compiles one pattern string; null when its expression is not valid JavaScript (such a pattern never matches).
- * `bounded`: the pattern reads page text of any size, so its repetitions are bounded.
+ * `long`: the pattern reads page text (cut by signals.ts); else a short value, cut to MAX_VALUE_CHARS.
  */
-export function parsePattern (text: string, bounded = false): Pattern | null {
+export function parsePattern (text: string, long = false): Pattern | null {
   const [expression = '', ...tags] = text.split('\\;')
   let confidence = 100
   let version = ''
@@ -69,14 +129,15 @@ export function parsePattern (text: string, bounded = false): Pattern | null {
       version = value
     }
   }
-  if (expression === '') return { regex: null, confidence, version, literal: null }
+  const maxInput = long ? Number.POSITIVE_INFINITY : MAX_VALUE_CHARS
+  if (expression === '') return new CompiledPattern(null, confidence, version, maxInput)
   try {
-    // `u` is not used: the set is written for the non-unicode dialect (`\/`, `\-` outside classes).
-    const regex = new RegExp(bounded ? boundRepetitions(expression) : expression, 'i')
-    return { regex, confidence, version, literal: requiredLiteral(expression) }
+    // The syntax check only (V8 compiles on first use): the set is written for JavaScript's dialect.
+    void new RegExp(expression, 'i')
   } catch {
     return null
   }
+  return new CompiledPattern(expression, confidence, version, maxInput)
 }
 
 const CLASS_ESCAPES = new Set(['d', 'D', 'w', 'W', 's', 'S', 'b', 'B'])
@@ -142,8 +203,10 @@ export function requiredLiteral (source: string): string | null {
 
 /** What one pattern gives for a value: null when it does not match, else the version it reads ('' for none). */
 export function matchPattern (pattern: Pattern, value: string): { version: string } | null {
-  if (pattern.regex === null) return { version: resolveVersion(pattern.version, [value]) }
-  const match = pattern.regex.exec(value)
+  const regex = pattern.regex
+  if (regex === null) return { version: resolveVersion(pattern.version, [value]) }
+  const max = pattern.maxInput
+  const match = regex.exec(value.length > max ? value.slice(0, max) : value)
   if (match === null) return null
   return { version: resolveVersion(pattern.version, [...match]) }
 }

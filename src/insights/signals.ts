@@ -1,9 +1,10 @@
 // What `insights.technologies` reads of a loaded page (docs/api.md §3.4), gathered once: the HTML as loaded (the
 // response, or the rendered DOM), the response headers, the cookies, the script URLs, the inline scripts and
 // styles, the text, the meta tags and, when the page was rendered, the JS globals and DOM properties read in it
-// and the browser's cookies. Text inputs are cut to a size, so the cost of the patterns is bounded whatever the
-// page weighs (patterns.ts).
+// and the browser's cookies. Text inputs are cut to a size, and short values (script URLs, meta) to what a pattern
+// reads of them (MAX_VALUE_CHARS), so the cost of the patterns is bounded whatever the page weighs (patterns.ts).
 import type { CheerioAPI } from 'cheerio'
+import { MAX_VALUE_CHARS } from './patterns.ts'
 
 /** Characters of the HTML the `html` patterns read: its start, where generators, stylesheets and scripts sit. */
 export const MAX_HTML_CHARS = 512 * 1024
@@ -92,12 +93,12 @@ export function pageSignals (source: SignalSource): PageSignals {
     $('meta').each((_i, el) => {
       const name = $(el).attr('name') ?? $(el).attr('property')
       const content = $(el).attr('content')
-      if (name !== undefined && content !== undefined) meta.push([name.toLowerCase(), content])
+      if (name !== undefined && content !== undefined) meta.push([name.toLowerCase().slice(0, MAX_VALUE_CHARS), content.slice(0, MAX_VALUE_CHARS)])
     })
     $('script').each((_i, el) => {
       const src = $(el).attr('src')
       if (src !== undefined) {
-        if (scriptSrc.length < MAX_SCRIPT_SRCS) scriptSrc.push(absolute(src, source.url))
+        if (scriptSrc.length < MAX_SCRIPT_SRCS) scriptSrc.push(absolute(src, source.url).slice(0, MAX_VALUE_CHARS))
       } else {
         inline.push($(el).text())
       }

@@ -3,7 +3,8 @@
 // become nested properties, so a tool's inputs cannot drift from the API's parameters. The few properties that are
 // no parameter of their own (a rule's keys, oEmbed sizes, Lighthouse settings) come from the shapes their values go
 // under. Lenient inputs (`"true"`, a JSON string of an object) are coerced here before validation.
-import type { ShapeSpec } from '../schemas/grammar.ts'
+import { MAX_JSON_DEPTH, type ShapeSpec } from '../schemas/grammar.ts'
+import { jsonDeeperThan } from '../util/json-depth.ts'
 import type { JsonSchema, ParamDoc } from '../schemas/param-doc.ts'
 import type { OptionName } from '../schemas/derived.ts'
 import { specOf } from '../schemas/derived.ts'
@@ -102,6 +103,8 @@ function coerceValue (value: unknown, schema: Schema | undefined): unknown {
     const trimmed = value.trim()
     if ((types.includes('integer') || types.includes('number')) && NUMERIC.test(trimmed)) return Number(trimmed)
     if ((types.includes('object') && trimmed.startsWith('{')) || (types.includes('array') && trimmed.startsWith('['))) {
+      // Deeper than a query's JSON value may be: left a string, which the schema then refuses (nothing walks it).
+      if (jsonDeeperThan(trimmed, MAX_JSON_DEPTH)) return value
       try {
         return coerceValue(JSON.parse(trimmed), schema)
       } catch {

@@ -13,7 +13,8 @@ import { JSON_TYPE, pretty } from '../http/reply.ts'
 import { declaredLength } from '../http/request-body.ts'
 import type { RequestId } from '@modelcontextprotocol/sdk/types.js'
 import { deepFreeze } from '../util/freeze.ts'
-import { markPreread, MCP_BODY_LIMIT, presentedKey, wantsSse, type LaneCall, type McpQuick } from './mcp.ts'
+import { markPreread, MCP_BODY_LIMIT, MCP_MAX_DEPTH, presentedKey, wantsSse, type LaneCall, type McpQuick } from './mcp.ts'
+import { jsonDeeperThan } from '../util/json-depth.ts'
 import { idSlot, MEMO_SIZE, MEMO_TEXT, parseCall } from './mcp-memo.ts'
 import { headerValue } from './serve.ts'
 
@@ -57,7 +58,8 @@ export function createMcpLane (deps: McpLaneDeps): (req: IncomingMessage, res: S
    */
   function decide (req: IncomingMessage, res: ServerResponse, next: () => void, body: Buffer, startedAt: number): void {
     const text = body.toString('utf8')
-    if (POISON.test(text)) {
+    // Bodies Fastify's parser refuses (poisoning, nesting past MCP_MAX_DEPTH) go to it, to be answered there.
+    if (POISON.test(text) || jsonDeeperThan(text, MCP_MAX_DEPTH)) {
       handOver(req, body, next)
       return
     }

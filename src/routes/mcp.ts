@@ -1,5 +1,5 @@
 // POST /mcp (docs/api.md §15): the API as MCP tools. Thin, like the other routes: the body is parsed here (this
-// plugin's own JSON parser, bounded), the plan is checked for the whole POST (EPRO, EAUTH as HTTP errors), then the
+// plugin's own JSON parser, bounded in size and depth), the plan is checked for the whole POST (EPRO, EAUTH as HTTP errors), then the
 // SDK's server (mcp/server.ts) dispatches, and each `tools/call` is served by the steps every route shares
 // (routes/serve.ts): the quota, counted once per call, then the query, cache, single flight and pipeline under the
 // call's deadline. API errors become `isError` results; the POST itself answers 200.
@@ -19,9 +19,16 @@ import { resultAnswer } from '../mcp/transport.ts'
 import { TOOLS, type Args, type Tool } from '../mcp/tools.ts'
 import { API_HEADER_PREFIX } from '../schemas/read-emulation.ts'
 import { headerValue, type Ran, type ServeCore, type WatchClient } from './serve.ts'
+import { MAX_JSON_DEPTH } from '../schemas/grammar.ts'
+import { jsonDeeperThan } from '../util/json-depth.ts'
 
 /** The largest body POST /mcp reads. */
 export const MCP_BODY_LIMIT = 1024 * 1024
+/**
+ * The deepest nesting of arrays and objects a body may have: a message, its params and arguments, and an argument
+ * as deep as a query's JSON value may be. Deeper is refused before anything walks it (a stack overflow otherwise).
+ */
+export const MCP_MAX_DEPTH = MAX_JSON_DEPTH + 8
 /** The methods a CORS preflight of /mcp allows. */
 export const MCP_CORS_METHODS = ['GET', 'HEAD', 'POST', 'OPTIONS']
 /** Screenshots below this size come back inline too (docs/api.md §15). */
@@ -143,7 +150,12 @@ export async function mcpRoutes (app: FastifyInstance, { ctx, core, quick }: { c
   })
   // This scope's only parser: JSON, prototype poisoning refused; anything else is Fastify's 415.
   app.addContentTypeParser('application/json', { parseAs: 'string', bodyLimit: MCP_BODY_LIMIT }, (request, body, done) => {
-    json(request, String(body), (err, parsed) => {
+    const text = String(body)
+    if (jsonDeeperThan(text, MCP_MAX_DEPTH)) {
+      done(bodyError(`The body nests arrays and objects more than ${MCP_MAX_DEPTH} levels deep.`))
+      return
+    }
+    json(request, text, (err, parsed) => {
       if (err === null) done(null, parsed)
       else done(bodyError('The body is not valid JSON.', err))
     })

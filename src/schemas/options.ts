@@ -122,6 +122,13 @@ export const LIGHTHOUSE_PRESETS = ['default', 'desktop', 'perf', 'experimental',
  */
 export const LIGHTHOUSE_RESERVED_SETTINGS = ['auditMode', 'gatherMode', 'debugNavigation', 'extraHeaders'] as const
 
+/**
+ * Lighthouse settings that name a page its browser loads besides the target (400 EINVALQUERY): `blankPage`, which it
+ * opens before the run, would take it to `file:`, `chrome:` (`chrome://crash`) or `view-source:` pages, which web
+ * content can never reach. Its other settings name no page (lighthouse/core/config/constants.js, 13.x).
+ */
+export const LIGHTHOUSE_PAGE_SETTINGS = ['blankPage'] as const
+
 export interface LighthouseOptions {
   output: (typeof LIGHTHOUSE_OUTPUTS)[number]
   preset: (typeof LIGHTHOUSE_PRESETS)[number]

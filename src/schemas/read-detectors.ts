@@ -1,6 +1,6 @@
 // The detectors of docs/api.md §3.1 and §3.4 that take sub-keys: `meta` (field choice), `iframe` (oEmbed
 // parameters), `insights` (technologies, Lighthouse and its settings) and `ping` (per media kind).
-import { LIGHTHOUSE_OUTPUTS, LIGHTHOUSE_PRESETS, LIGHTHOUSE_RESERVED_SETTINGS, META_FIELDS, PING_KINDS } from './options.ts'
+import { LIGHTHOUSE_OUTPUTS, LIGHTHOUSE_PAGE_SETTINGS, LIGHTHOUSE_PRESETS, LIGHTHOUSE_RESERVED_SETTINGS, META_FIELDS, PING_KINDS } from './options.ts'
 import type { ExtractOptions, InsightsOptions, LighthouseOptions, MetaField, PingOptions } from './options.ts'
 import { MAX_JSON_DEPTH, newNode } from './grammar.ts'
 import type { Node } from './grammar.ts'
@@ -81,6 +81,9 @@ function parseLighthouse (node: Node | undefined): LighthouseOptions | false {
     checkName(name, param, 'EINVALQUERY')
     if ((LIGHTHOUSE_RESERVED_SETTINGS as readonly string[]).includes(name)) {
       fail('EINVALQUERY', param, `The \`${param}\` setting is not accepted: pagecast runs Lighthouse on its own terms.`)
+    }
+    if ((LIGHTHOUSE_PAGE_SETTINGS as readonly string[]).includes(name)) {
+      fail('EINVALQUERY', param, `The \`${param}\` setting is not accepted: it names a page for Lighthouse's browser to load, which only ever loads the target.`)
     }
     out.settings[name] = settingsValue(kid, param, 0)
   }

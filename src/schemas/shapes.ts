@@ -159,7 +159,7 @@ export const LIGHTHOUSE_SHAPE = {
     output: leaf('Report format.', { type: 'string', enum: LIGHTHOUSE_OUTPUTS, default: 'json' }),
     preset: leaf('Lighthouse preset.', { type: 'string', enum: LIGHTHOUSE_PRESETS, default: 'default' })
   },
-  map: { name: 'camel', label: 'setting', child: { ...settingsValue, doc: doc('Any other Lighthouse setting, camelCased (`onlyCategories`), merged into the preset\'s settings; `auditMode`, `gatherMode`, `debugNavigation` and `extraHeaders` are refused (EINVALQUERY).', {}) } }
+  map: { name: 'camel', label: 'setting', child: { ...settingsValue, doc: doc('Any other Lighthouse setting, camelCased (`onlyCategories`), merged into the preset\'s settings; `auditMode`, `gatherMode`, `debugNavigation`, `extraHeaders` and `blankPage` are refused (EINVALQUERY).', {}) } }
 } as const satisfies ShapeSpec
 
 export const INSIGHTS_SHAPE = {

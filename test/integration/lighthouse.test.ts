@@ -261,6 +261,19 @@ describe('insights.lighthouse', () => {
     expect(watched.markers.size).toBe(before)
   }, 60_000)
 
+  it('refuses a setting that names a page for its browser (blankPage): chrome://crash, file: and view-source: are never loaded (issue 20)', async () => {
+    const before = lighthouseProcesses().size
+    for (const blankPage of ['chrome://crash', 'file:///etc/passwd', `view-source:${fx.origin}/one`]) {
+      const watched = await watching(get({ url: `${fx.origin}/one`, meta: false, [`${CATEGORIES}.0`]: 'seo', ...QUICK, 'insights.lighthouse.blankPage': blankPage }))
+      const { res, body } = watched.result
+      expect(res.statusCode, JSON.stringify(body).slice(0, 500)).toBe(400)
+      expect(body.code).toBe('EINVALQUERY')
+      expect(Object.keys(body.data)).toEqual(['insights.lighthouse.blankPage'])
+      // Refused before any Lighthouse browser started.
+      expect(watched.markers.size).toBe(before)
+    }
+  }, 180_000)
+
   it('stops at the deadline: ETIMEOUT, and no Lighthouse Chromium is left', async () => {
     // Lighthouse's modules loaded (a run refused by Lighthouse's own config check loads them), so that the deadline
     // comes while Lighthouse's browser waits for the page.

@@ -280,6 +280,28 @@ describe('the route', () => {
     }
   })
 
+  it('answers deeply nested bodies and arguments with a validation error, never a stack overflow (issue 20)', async () => {
+    const objects = (n: number): string => `${'{"a":'.repeat(n)}1${'}'.repeat(n)}`
+    const call = (args: string): string => `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"microlink_metadata","arguments":{"url":"${fx.origin}/article/","prerender":false,${args}}}}`
+    for (const [listener, headers] of [[base.free, {}], [base.pro, { 'x-api-key': KEY }]] as const) {
+      // 10,000 levels in the body (objects, arrays; in the arguments, in params, at the top): the route's 400.
+      for (const body of [call(`"data":${objects(10_000)}`), call(`"data":{"x":${'['.repeat(10_000)}${']'.repeat(10_000)}}`),
+        `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":${'['.repeat(10_000)}${']'.repeat(10_000)}}`, `[${objects(10_000)}]`]) {
+        const res = await fetch(`${listener}/mcp`, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers }, body })
+        const text = await res.text()
+        expect(text).not.toMatch(/call stack/i)
+        expect(res.status, text.slice(0, 300)).toBe(400)
+        expect(JSON.parse(text)).toMatchObject({ code: 'EINVALQUERY', data: { body: expect.stringContaining('nest') } })
+      }
+      // An object-typed argument sent as a JSON string nested 5,000 deep: not parsed, so the arguments' validation says no.
+      const res = await fetch(`${listener}/mcp`, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers }, body: call(`"data":${JSON.stringify(objects(5000))}`) })
+      const text = await res.text()
+      expect(text).not.toMatch(/call stack/i)
+      expect(res.status).toBe(200)
+      expect(JSON.parse(text).result).toMatchObject({ isError: true, content: [{ type: 'text', text: expect.stringContaining('Input validation error') }] })
+    }
+  })
+
   it('answers over SSE when the client takes only that', async () => {
     const res = await fetch(`${base.free}/mcp`, {
       method: 'POST',

@@ -1,7 +1,8 @@
 // `retry` (docs/api.md §3.6) against a real failure: the renderer is killed while it loads the target (the page's
 // image route kills every renderer process of the service's Chromium when the request reaches it). A retry
-// loads the page again in a fresh page and answers 200; with `retry=0` the crash is the request's failure. Target
-// statuses are never retried: a 503 is fetched once.
+// loads the page again in a fresh page and answers 200; with `retry=0` the crash is the request's failure (400
+// EPAGECRASH), as is a page that crashes its renderer itself by exhausting its memory. Target statuses are never
+// retried: a 503 is fetched once.
 import { setTimeout as sleep } from 'node:timers/promises'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { build, qs, type Built } from '../helpers/build.ts'
@@ -44,6 +45,11 @@ beforeAll(async () => {
     }
     void sleep(300).then(() => { res.writeHead(404); res.end() })
   })
+  // A page that exhausts its renderer's memory (some 4 GB, in 256 MB arrays): Chromium ends the renderer.
+  fx.route('/memory-hog', (_req, res) => {
+    res.writeHead(200, { 'content-type': 'text/html' })
+    res.end('<!doctype html><html><head><title>Hog</title></head><body><script>const held = []; for (;;) held.push(new Array(1 << 25).fill(0.5))</script></body></html>')
+  })
   fx.route('/unavailable', (req, res) => {
     count(req.url ?? '')
     res.writeHead(503, { 'content-type': 'text/html' })
@@ -77,14 +83,24 @@ describe('retry', () => {
 
   it('with retry=0 the crash fails the request with a code, and the next request is served', async () => {
     const res = await render('/crash-once?case=once', { retry: 0 })
-    expect(res.statusCode).toBeGreaterThanOrEqual(500)
-    expect(res.json().code).toBe('EFATAL')
+    // The page's renderer died and the browser went on: the page's doing as far as the service can tell (issue 20).
+    expect(res.statusCode).toBe(400)
+    expect(res.json().code).toBe('EPAGECRASH')
     expect(res.body).not.toMatch(/at .*\.ts:\d+/)
     expect(hits.get('/crash-once?case=once')).toBe(1)
     const next = await render('/crash-once?case=once', { retry: 0 })
     expect(next.statusCode, next.body).toBe(200)
     expect(next.json().data.title).toBe('Survived')
   }, 60_000)
+
+  it('a page that exhausts its renderer\'s memory gets a 4xx code, not a 500 (issue 20), and the next request is served', async () => {
+    const res = await render('/memory-hog', { retry: 0, timeout: 50_000 })
+    expect(res.statusCode, res.body.slice(0, 300)).toBe(400)
+    expect(res.json()).toMatchObject({ status: 'fail', code: 'EPAGECRASH' })
+    expect(res.body).not.toMatch(/at .*\.ts:\d+/)
+    const next = await render('/crash-once?case=after-hog', { retry: 2 })
+    expect(next.statusCode, next.body).toBe(200)
+  }, 90_000)
 
   it('never retries a target status', async () => {
     const res = await render('/unavailable?case=status', { retry: 5 })

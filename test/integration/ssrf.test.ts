@@ -172,6 +172,8 @@ beforeAll(async () => {
   fx.route('/ssrf/redirect-scheme-relative', (req, res) => { res.writeHead(302, { location: `//127.0.0.1:${victimOf(req).port}/landing` }); res.end() })
   fx.route('/ssrf/redirect-backslash', (req, res) => { res.writeHead(302, { location: `/\\127.0.0.1:${victimOf(req).port}/landing` }); res.end() })
   fx.route('/ssrf/redirect-file', (_req, res) => { res.writeHead(302, { location: 'file:///etc/passwd' }); res.end() })
+  fx.route('/ssrf/redirect-view-source', (req, res) => { res.writeHead(302, { location: `view-source:http://127.0.0.1:${victimOf(req).port}/` }); res.end() })
+  fx.route('/ssrf/redirect-chrome', (_req, res) => { res.writeHead(302, { location: 'chrome://crash' }); res.end() })
 
   app = await build({
     ALLOW_PRIVATE_HOSTS: `${fx.host},127.0.0.1:${control.port}`,
@@ -381,6 +383,14 @@ describe.concurrent('an allowed page that leaves for the victim', () => {
       expect(answer.body.code).toBe('EINVALURL')
       expect(answer.status).toBe(400)
       expect(JSON.stringify(answer.body)).not.toMatch(/root:/)
+    })
+
+    it(`redirect to view-source: and chrome: is refused like file:, not a 500 (issue 20) (prerender=${prerender})`, async () => {
+      await withVictim(async (v) => {
+        await expectRefused({ url: `${fx.origin}/ssrf/redirect-view-source?v=${v.port}&p=${prerender}`, prerender, retry: '0' }, 'EINVALURL')
+        await expectRefused({ url: `${fx.origin}/ssrf/redirect-view-source?v=${v.port}&p=${prerender}&r=2`, prerender }, 'EINVALURL')
+      })
+      await expectRefused({ url: `${fx.origin}/ssrf/redirect-chrome?p=${prerender}`, prerender }, 'EINVALURL')
     })
   }
 

@@ -3,9 +3,12 @@
 // PHP session cookie, WPML's cookie after an Expires date), an Express app, a React app whose markers exist only once rendered (a JS global and a
 // cookie set by script), a Google Analytics script URL, and an `excludes` pair (Backdrop rules out Drupal). Both
 // load modes; JS globals only when rendered. `insights=true` gives technologies, then the Lighthouse report.
+// Hostile inputs (issue 20, finding 2): a 60 KB script URL and a JS global shaped for the set's backtracking
+// patterns are matched in time, and /health answers meanwhile.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { build, qs, type Built } from '../helpers/build.ts'
 import { startFixtureServer, type FixtureServer } from '../helpers/fixture-server.ts'
+import { watchHealth } from '../helpers/health-watch.ts'
 
 let fx: FixtureServer
 let app: Built
@@ -152,4 +155,58 @@ describe('insights.technologies', () => {
     const off = await get({ url: `${fx.origin}/wp`, 'insights.technologies': false, 'insights.lighthouse': false, prerender: true })
     expect(off.body.data.insights).toEqual({})
   })
+})
+
+describe('hostile inputs to the patterns', () => {
+  // Backtracking bait: `\/?([\d.]+)?\/aframe(?:\.min)?\.js` (A-Frame) and its kin over a long run of `1.` before the
+  // literal they need, about 60 KB of script URL (quadratic: tens of seconds on a backtracking engine); and
+  // Forgejo's `([\d.]+).+gitea-[\d.]+` over a JS global (cubic).
+  const LONG_SRC = `/${'1.'.repeat(30_000)}x/aframe.js`
+  // The longest /health may take meanwhile. Unbounded, the patterns held the thread for 100 s (script URL) and 2.4 s
+  // (global); bounded, the matching runs in 10 ms slices. Wider than the 100 ms aimed at: on this shared 2-core
+  // machine a benign request's other phases (parse, serialize) alone kept /health waiting 100 to 150 ms.
+  const HEALTH_MS = 500
+  let listening: { free: string, pro: string }
+
+  beforeAll(async () => {
+    page(fx, '/long-script-url', `<!doctype html><html><head><title>Long</title><script src="${LONG_SRC}"></script></head><body><p>Hi</p></body></html>`)
+    fx.route(LONG_SRC, (_req, res) => { res.writeHead(200, { 'content-type': 'application/javascript' }); res.end('') })
+    page(fx, '/long-global', '<!doctype html><html><head><title>Global</title>' +
+      `<script>window.config = { assetVersionEncoded: 'gitea-x${'1.'.repeat(496)}' }</script></head><body><p>Hi</p></body></html>`)
+    listening = { free: await app.free.listen({ port: 0, host: '127.0.0.1' }), pro: await app.pro.listen({ port: 0, host: '127.0.0.1' }) }
+    // What a process does once (the fingerprint set read, the browser and its filters started) done before the watch.
+    for (const prerender of [false, true]) await technologies(`${fx.origin}/wp`, prerender)
+  }, 120_000)
+
+
+  async function hostile (url: string, prerender: boolean): Promise<{ status: number, ms: number, body: Record<string, any>, healthMs: number }> {
+    const watch = watchHealth(`${listening.free}/health`)
+    // Let the watch reach the listener before the request starts.
+    await new Promise((resolve) => setTimeout(resolve, 200))
+    const started = performance.now()
+    const res = await fetch(`${listening.pro}/?${qs({ url, 'insights.technologies': true, 'insights.lighthouse': false, meta: false, prerender, force: true, timeout: '10s' })}`, { headers: { 'x-api-key': 'k' } })
+    const body = await res.json() as Record<string, any>
+    const ms = performance.now() - started
+    const health = await watch.stop()
+    expect(health.count).toBeGreaterThan(0)
+    return { status: res.status, ms, body, healthMs: health.worstMs }
+  }
+
+  for (const prerender of [false, true]) {
+    it(`a 60 KB script URL is matched in time, and /health answers meanwhile (prerender=${String(prerender)})`, async () => {
+      const { status, ms, body, healthMs } = await hostile(`${fx.origin}/long-script-url`, prerender)
+      expect(status, JSON.stringify(body).slice(0, 500)).toBe(200)
+      expect(Array.isArray(body.data.insights.technologies)).toBe(true)
+      // Within its timeout (10 s) plus 1 s, and the service never stalled for long.
+      expect(ms).toBeLessThan(11_000)
+      expect(healthMs).toBeLessThan(HEALTH_MS)
+    }, 180_000)
+  }
+
+  it('a JS global shaped for a cubic pattern is matched in time, and /health answers meanwhile', async () => {
+    const { status, ms, body, healthMs } = await hostile(`${fx.origin}/long-global`, true)
+    expect(status, JSON.stringify(body).slice(0, 500)).toBe(200)
+    expect(ms).toBeLessThan(11_000)
+    expect(healthMs).toBeLessThan(HEALTH_MS)
+  }, 180_000)
 })

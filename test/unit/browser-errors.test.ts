@@ -175,8 +175,6 @@ describe('closed targets and broken browsers', () => {
   const GONE = [
     'page.evaluate: Target page, context or browser has been closed',
     'page.goto: Target closed',
-    'Target crashed',
-    'page.content: Page crashed',
     'Browser has been closed',
     'Browser closed'
   ]
@@ -187,9 +185,10 @@ describe('closed targets and broken browsers', () => {
     'WebSocket is not open: readyState 3 (CLOSED)',
     'frame was detached',
     'locator.click: Frame has been detached.',
-    'page.evaluate: Execution context was destroyed, most likely because of a navigation',
-    'page.goto: Navigation failed because page crashed!'
+    'page.evaluate: Execution context was destroyed, most likely because of a navigation'
   ]
+  /** The page's renderer died, the browser went on (issue 20: the page's doing, a 4xx). */
+  const CRASHED = ['Target crashed', 'page.content: Page crashed', 'page.goto: Navigation failed because page crashed!']
 
   it.each(ALL_PHASES)('%s: EFATAL and worth a retry', (phase) => {
     for (const message of [...GONE, ...BROKEN]) {
@@ -199,8 +198,17 @@ describe('closed targets and broken browsers', () => {
     }
   })
 
+  it.each(ALL_PHASES)('%s: a crashed page is EPAGECRASH (400), worth a retry', (phase) => {
+    for (const message of CRASHED) {
+      const mapped = toBrowserError(new Error(message), phase)
+      expect(mapped.code, message).toBe('EPAGECRASH')
+      expect(mapped.status).toBe(400)
+      expect(isRetryable(mapped), message).toBe(true)
+    }
+  })
+
   it('isTargetClosed: only a page, context or browser that is gone ends an optional step', () => {
-    for (const message of GONE) expect(isTargetClosed(new Error(message)), message).toBe(true)
+    for (const message of [...GONE, ...CRASHED.slice(0, 2)]) expect(isTargetClosed(new Error(message)), message).toBe(true)
     // A click that navigated destroys the old execution context: the page is still there.
     expect(isTargetClosed(new Error('page.evaluate: Execution context was destroyed, most likely because of a navigation'))).toBe(false)
     expect(isTargetClosed(new Error('locator.click: Timeout 100ms exceeded.'))).toBe(false)

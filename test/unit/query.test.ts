@@ -803,6 +803,16 @@ describe('§3.4 detectors and code', () => {
     expectError('insights.technologies=sure', 'EINVALQUERY', 'insights.technologies')
   })
 
+  it('insights.lighthouse: refuses the settings that name a page for Lighthouse\'s browser to load (issue 20)', () => {
+    for (const page of ['chrome://crash', 'file:///etc/passwd', 'view-source:https://example.com/', 'about:blank', 'https://example.com/']) {
+      const err = expectError(`insights.lighthouse.blankPage=${encodeURIComponent(page)}`, 'EINVALQUERY', 'insights.lighthouse.blankPage')
+      expect(String(err.data['insights.lighthouse.blankPage'])).toContain('page')
+    }
+    // However it is spelled or sent.
+    expectError('insights.lighthouse.blank_page=chrome%3A%2F%2Fcrash', 'EINVALQUERY', 'insights.lighthouse.blankPage')
+    expectError(`insights.lighthouse=${enc('{"blankPage":"chrome://crash"}')}`, 'EINVALQUERY', 'insights.lighthouse.blankPage')
+  })
+
   it('ping: every kind on by default; ping=false or ping.<kind>=false', () => {
     expect(q('ping=false').ping).toEqual({ image: false, logo: false, video: false, audio: false })
     expect(q('ping.image=false').ping).toEqual({ image: false, logo: true, video: true, audio: true })

@@ -3,11 +3,14 @@
 // and the bundled set on a WordPress-like page.
 import { load } from 'cheerio'
 import { describe, expect, it } from 'vitest'
-import { boundRepetitions, matchPattern, parsePattern, requiredLiteral, resolveVersion } from '../../src/insights/patterns.ts'
+import { boundRepetitions, compileExpression, matchPattern, MAX_BACKTRACKING_CHARS, MAX_VALUE_CHARS, parsePattern, requiredLiteral, resolveVersion, type Pattern } from '../../src/insights/patterns.ts'
 import { bundledFingerprints, compileFingerprints } from '../../src/insights/fingerprints.ts'
 import { pageSignals, parseSetCookie, MAX_HTML_CHARS } from '../../src/insights/signals.ts'
 import { detectTechnologies } from '../../src/insights/detect.ts'
 import { indexDom, selectorKeys } from '../../src/insights/dom-index.ts'
+
+/** Patterns of the bundled set that RE2 cannot take (docs/bundled-data.md says how many). */
+const BACKTRACKING_PATTERNS = 20
 
 function signals (html: string, headers: Record<string, string> = {}, url = 'https://site.test/') {
   return pageSignals({ url, headers, html, $: load(html, { baseURI: url }) })
@@ -39,9 +42,22 @@ describe('patterns', () => {
 
   it('bounds repetitions outside classes and escapes only', () => {
     expect(boundRepetitions('a+b*[+*]\\+c+?')).toBe('a{1,250}b{0,250}[+*]\\+c{1,250}?')
-    const bounded = parsePattern('<a[^>]+x', true)!
-    expect(bounded.regex?.source).toBe('<a[^>]{1,250}x')
-    expect(parsePattern('<a[^>]+x')!.regex?.source).toBe('<a[^>]+x')
+  })
+
+  it('runs a pattern on RE2, or with its repetitions bounded when RE2 cannot take it, on a value cut to size', () => {
+    const linear = parsePattern('<a[^>]+x', true)!
+    expect(linear.engine).toBe('re2')
+    expect(linear.maxInput).toBe(Number.POSITIVE_INFINITY)
+    const lookahead = parsePattern('<(?!svg)[^>]+x', true)!
+    expect(lookahead.engine).toBe('backtracking')
+    expect(lookahead.regex?.source).toBe('<(?!svg)[^>]{1,250}x')
+    expect(lookahead.maxInput).toBe(MAX_BACKTRACKING_CHARS)
+    // A short value is cut before the pattern reads it.
+    const short = parsePattern('x$')!
+    expect(short.maxInput).toBe(MAX_VALUE_CHARS)
+    expect(matchPattern(short, 'a'.repeat(MAX_VALUE_CHARS - 1) + 'x')).not.toBeNull()
+    expect(matchPattern(short, 'a'.repeat(MAX_VALUE_CHARS) + 'x')).toBeNull()
+    expect(compileExpression('^a.*b$').engine).toBe('re2')
   })
 
   it('finds the literal every match contains, or none when unsure', () => {
@@ -101,10 +117,10 @@ describe('detection on a small set', () => {
     New: { cats: [4], excludes: 'Old', scriptSrc: 'new-(\\d+)\\.js\\;version:\\1\\;confidence:50', dom: { 'div.new': { attributes: { 'data-v': '(\\d+)\\;version:\\1\\;confidence:50' } } } }
   }, { 1: { name: 'CMS', priority: 1 }, 2: { name: 'Languages', priority: 2 }, 3: { name: 'Databases', priority: 3 }, 4: { name: 'Widgets', priority: 9 }, 5: { name: 'Ecommerce', priority: 1 } })
 
-  it('detects, chains requires, applies excludes and implies with the lower confidence', () => {
+  it('detects, chains requires, applies excludes and implies with the lower confidence', async () => {
     const page = signals('<html><head><meta name="generator" content="Cms 2.4"><link rel="stylesheet" href="/themes/shiny/a.css"><script src="/new-7.js"></script></head><body><div class="new" data-v="7"></div></body></html>',
       { 'x-powered-by': 'Lang/8.1', 'set-cookie': 'cart_id=1; Path=/' })
-    const found = detectTechnologies(set, page)
+    const found = await detectTechnologies(set, page)
     expect(found).toEqual([
       { name: 'Cms', confidence: 100, version: '2.4', logo: null, url: 'https://cms.test', categories: ['CMS'] },
       { name: 'Shop', confidence: 100, version: null, logo: null, url: null, categories: ['Ecommerce'] },
@@ -116,8 +132,8 @@ describe('detection on a small set', () => {
     ])
   })
 
-  it('gives an implied technology the lower of the two confidences, and needs what requires names', () => {
-    const found = detectTechnologies(set, signals('<html><head><meta name="generator" content="Cms 2.4"></head><body><link href="/themes/shiny/"></body></html>'))
+  it('gives an implied technology the lower of the two confidences, and needs what requires names', async () => {
+    const found = await detectTechnologies(set, signals('<html><head><meta name="generator" content="Cms 2.4"></head><body><link href="/themes/shiny/"></body></html>'))
     expect(found.find((t) => t.name === 'Lang')).toMatchObject({ confidence: 50, version: null })
     expect(found.map((t) => t.name)).not.toContain('Orphan')
     expect(found.map((t) => t.name)).not.toContain('Shop')
@@ -125,8 +141,8 @@ describe('detection on a small set', () => {
     expect(found.map((t) => t.name)).toContain('Old')
   })
 
-  it('finds nothing on a page with no signal', () => {
-    expect(detectTechnologies(set, pageSignals({ url: 'https://site.test/', headers: {}, html: '' }))).toEqual([])
+  it('finds nothing on a page with no signal', async () => {
+    expect(await detectTechnologies(set, pageSignals({ url: 'https://site.test/', headers: {}, html: '' }))).toEqual([])
   })
 })
 
@@ -139,11 +155,46 @@ describe('the bundled set', () => {
     expect(set.jsChains).toContain('jQuery.fn.jquery')
   })
 
-  it('recognizes a WordPress page served by nginx and PHP, with versions', () => {
+  // Every pattern of the set, where it reads.
+  function everyPattern (): Array<[string, Pattern]> {
+    const out: Array<[string, Pattern]> = []
+    for (const fp of set.technologies.values()) {
+      for (const kind of ['html', 'scripts', 'scriptSrc', 'text', 'css', 'url'] as const) for (const p of fp[kind]) out.push([`${fp.name} ${kind}`, p])
+      for (const kind of ['headers', 'meta', 'js'] as const) for (const { key, pattern } of fp[kind]) out.push([`${fp.name} ${kind} ${key}`, pattern])
+      for (const { pattern } of fp.cookies) out.push([`${fp.name} cookies`, pattern])
+      for (const check of fp.dom) {
+        for (const { key, pattern } of [...check.attributes, ...check.properties]) out.push([`${fp.name} dom ${key}`, pattern])
+        if (check.text !== null) out.push([`${fp.name} dom text`, check.text])
+        if (check.exists !== null) out.push([`${fp.name} dom exists`, check.exists])
+      }
+    }
+    return out
+  }
+
+  it('runs every pattern on RE2 but the listed ones (docs/bundled-data.md), which take lookarounds', () => {
+    const backtracking = everyPattern().filter(([, p]) => p.expression !== null && p.engine !== 're2')
+    // The count docs/bundled-data.md gives; each one needs a lookaround, which RE2 does not have.
+    expect(backtracking.length).toBe(BACKTRACKING_PATTERNS)
+    for (const [where, p] of backtracking) expect(p.expression, where).toMatch(/\(\?<?[=!]/)
+    for (const [, p] of everyPattern()) if (p.expression === null) expect(p.engine).toBeNull()
+  })
+
+  it('bounds the patterns RE2 cannot take: each reads a cut value with bounded repetitions, in time on hostile text', () => {
+    const hostile = ['1.', 'a', '/', 'a/', '-', '.a', ' ', '<', 'x-'].map((unit) => unit.repeat(MAX_BACKTRACKING_CHARS))
+    for (const [where, p] of everyPattern().filter(([, p]) => p.engine === 'backtracking')) {
+      expect(p.regex?.source, where).not.toMatch(/(?<!\\)[+*]/)
+      const started = performance.now()
+      for (const text of hostile) matchPattern(p, text)
+      // Generous: a busy machine; unbounded, some of these took seconds.
+      expect(performance.now() - started, where).toBeLessThan(1000)
+    }
+  })
+
+  it('recognizes a WordPress page served by nginx and PHP, with versions', async () => {
     const html = '<!doctype html><html><head><meta name="generator" content="WordPress 6.4.2">' +
       '<link rel="stylesheet" href="https://blog.test/wp-content/themes/t/style.css">' +
       '<script src="https://blog.test/wp-includes/js/jquery/jquery-3.7.1.min.js"></script></head><body><p>Hi</p></body></html>'
-    const found = detectTechnologies(set, signals(html, { server: 'nginx/1.25.3', 'x-powered-by': 'PHP/8.2.1' }, 'https://blog.test/'))
+    const found = await detectTechnologies(set, signals(html, { server: 'nginx/1.25.3', 'x-powered-by': 'PHP/8.2.1' }, 'https://blog.test/'))
     const byName = Object.fromEntries(found.map((t) => [t.name, t]))
     expect(byName.WordPress).toMatchObject({ version: '6.4.2', confidence: 100, url: expect.stringContaining('wordpress.org') })
     expect(byName.WordPress?.categories).toContain('CMS')
@@ -154,11 +205,11 @@ describe('the bundled set', () => {
     expect(found[0]?.name).toBe('WordPress')
   })
 
-  it('reads JS globals when the page gave them, and only then', () => {
+  it('reads JS globals when the page gave them, and only then', async () => {
     const html = '<!doctype html><html><head><title>App</title></head><body><div id="root"></div></body></html>'
-    const plain = detectTechnologies(set, signals(html))
+    const plain = await detectTechnologies(set, signals(html))
     expect(plain.map((t) => t.name)).not.toContain('React')
-    const rendered = detectTechnologies(set, pageSignals({
+    const rendered = await detectTechnologies(set, pageSignals({
       url: 'https://site.test/', headers: {}, html, $: load(html),
       globals: { js: { 'React.version': '18.3.1' }, properties: {}, cookies: [{ name: '_ga', value: 'GA1.1.2' }] }
     }))

@@ -72,6 +72,8 @@ export async function runConfig (options: LighthouseOptions, budgetMs: number): 
   settings.auditMode = false
   settings.gatherMode = false
   settings.debugNavigation = false
+  // Nor a page of the request's choosing between runs (the parser refuses `blankPage`): Lighthouse's default.
+  settings.blankPage = 'about:blank'
   settings.output = options.output
   return {
     config: { ...preset, settings },

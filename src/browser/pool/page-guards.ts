@@ -12,7 +12,7 @@ import type { BrowserContext, CDPSession, Dialog, Frame, Page, Request, Response
 import type { EgressRefusal } from '../egress-proxy.ts'
 import { EGRESS_MARKER_HEADER } from '../egress-proxy.ts'
 import { headersForRequest } from '../emulation.ts'
-import { BrowserError, refusalError } from '../errors.ts'
+import { pageCrashed, refusalError } from '../errors.ts'
 import { shadowMethods } from './instrument.ts'
 import type { JobRecord } from './jobs.ts'
 import { withoutHash } from './jobs.ts'
@@ -93,7 +93,7 @@ export function guardPage (page: Page, lease: GuardedLease): void {
     settle.catch(noop)
   })
   page.on('crash', () => {
-    lease.job?.controller.abort(new BrowserError('EFATAL', 'job', true, { cause: new Error('the page crashed') }))
+    lease.job?.controller.abort(pageCrashed('job', new Error('the page crashed')))
     lease.taint.page = true
   })
   page.on('close', () => { lease.pageClosed(page) })

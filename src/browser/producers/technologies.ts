@@ -2,14 +2,13 @@
 // (`jQuery.fn.jquery`, `React.version`, ...) walked from `window` through own properties, as Wappalyzer does; the DOM
 // properties its `dom` checks name; and the browser's cookies for the page (HttpOnly ones included, and those set by
 // scripts). Read in one evaluation, before `evaluate` and `function` run the user's code, within the time the
-// request has left. Values are kept as text (objects and functions as ''), each cut to MAX_VALUE_CHARS.
+// request has left. Values are kept as text (objects and functions as ''), each cut to MAX_VALUE_CHARS (what a
+// pattern reads of it, patterns.ts).
 import { bundledFingerprints } from '../../insights/fingerprints.ts'
+import { MAX_VALUE_CHARS } from '../../insights/patterns.ts'
 import type { PageGlobals } from '../../insights/signals.ts'
 import { abortable } from '../../util/abort.ts'
 import type { ValueProducer } from './producer.ts'
-
-/** Longest text kept of one global or property. */
-export const MAX_VALUE_CHARS = 1000
 
 interface InPageInput {
   chains: readonly string[]
