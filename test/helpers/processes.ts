@@ -58,28 +58,6 @@ export function rendererProcesses (browserPid: number): number[] {
 }
 
 /**
- * `root` and every process under it, found by walking /proc/<pid>/task/<tid>/children from `root` down (only the
- * tree a test started, no scan of the whole table).
- */
-export function processTree (root: number): number[] {
-  const found: number[] = []
-  const pending = [root]
-  while (pending.length > 0) {
-    const pid = pending.pop() as number
-    if (found.includes(pid)) continue
-    found.push(pid)
-    let tasks: string[]
-    try { tasks = readdirSync(`/proc/${pid}/task`) } catch { continue }
-    for (const tid of tasks) {
-      let children = ''
-      try { children = readFileSync(`/proc/${pid}/task/${tid}/children`, 'utf8') } catch { continue }
-      for (const child of children.trim().split(/\s+/)) if (child !== '') pending.push(Number(child))
-    }
-  }
-  return found
-}
-
-/**
  * The TCP ports this process itself listens on at `host` (an IPv4 address): the socket inodes among its own file
  * descriptors, matched with /proc/net/tcp's LISTEN entries (state 0A; the address in little-endian hex).
  */
