@@ -97,8 +97,11 @@ export function chromiumArgs (options: ChromiumArgsOptions = {}): string[] {
 // ---------------------------------------------------------------- processes (Linux /proc)
 //
 // Playwright starts Chromium as the leader of its own process group, and every helper (zygotes, renderers, GPU,
-// network and storage services) stays in that group; crashpad, which would not, is switched off above. So the group
-// is the tree to kill when closing hangs or the browser died and left children behind.
+// network and storage services) stays in that group. So the group is the tree to kill when closing hangs or the
+// browser died and left children behind. Crashpad is NOT off, whatever --disable-breakpad suggests: Chromium 156 on
+// Linux starts two chrome_crashpad_handler processes, double-forked out of the group (parent: init), with their
+// database under $HOME/.config/chromium/Crash Reports. Its only off switch, --disable-crashpad-for-testing, breaks
+// the network service (every navigation times out); BREAKPAD_DUMP_LOCATION does not move its database. Open issue.
 
 
 export interface ProcessInfo {

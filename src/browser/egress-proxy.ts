@@ -16,6 +16,14 @@
 // proxy's own host), plain-http requests included. The next newJob() goes direct again unless it names a proxy too;
 // a change of route drops every open connection, so no kept-alive socket or tunnel carries one job's traffic the
 // way another job chose; a job through a proxy starts with none open either (it never inherits a tunnel).
+//
+// Between jobs nothing goes through: endJob() ends every connection the browser has open to the proxy (a keepalive
+// fetch or a beacon of the last job still waiting for its answer included, so no answer of its can set a cookie in
+// the next job) and refuses new ones until newJob(). Kept-alive upstream sockets of plain-http requests stay.
+//
+// The pool's proxies ask every client for a credential made up here (`authenticate`), so no other local process can
+// use one. The browser learns it once per context (page-guards.ts authenticateEgress): a request to the proxy's own
+// address, which it answers itself (204) once the credential comes.
 
 import { randomBytes, timingSafeEqual } from 'node:crypto'
 import http from 'node:http'
@@ -50,6 +58,12 @@ export async function createEgressProxy (options: EgressProxyOptions): Promise<E
   /** The job's proxy (undefined: direct), with the href it came from. */
   let route: { href: string, proxy: UpstreamProxy } | undefined
   let jobProxied = 0
+  /** The browser's connections to this proxy (each request and tunnel arrives on one). */
+  const clients = new Set<Socket>()
+  /** The last job ended and the next has not begun: nothing is let through (the credential is still asked first). */
+  let betweenJobs = false
+  /** `host:port` of the proxy itself as the browser names it, once listening. */
+  let selfHost = ''
 
   // Upstream sockets are keyed by the checked IP and port (the Agent's name), so a kept-alive socket is only reused
   // for the very address it was opened to.
@@ -159,8 +173,15 @@ export async function createEgressProxy (options: EgressProxyOptions): Promise<E
       answer(res, 403, 'blocked')
       return
     }
+    // The browser learning the credential (authenticateEgress): answered here, nothing goes upstream.
+    if (url.host === selfHost) {
+      res.writeHead(204, { 'cache-control': 'no-store', 'content-length': 0 }).end()
+      return
+    }
     const port = url.port === '' ? 80 : Number(url.port)
     const verdict = await check(url.hostname, port)
+    // The job ended meanwhile (endJob): its request goes nowhere.
+    if (req.socket.destroyed || closed) return
     if (!verdict.ok) {
       refuse(verdict.kind, 'http', url.href, url.hostname, port, verdict.reason)
       answer(res, verdict.kind === 'blocked' ? 403 : 502, verdict.kind)
@@ -290,7 +311,11 @@ export async function createEgressProxy (options: EgressProxyOptions): Promise<E
   }
 
   const server = http.createServer({ keepAlive: true, requestTimeout: 0, headersTimeout: 60_000 })
-  server.on('connection', (socket: Socket) => { track(socket) })
+  server.on('connection', (socket: Socket) => {
+    clients.add(socket)
+    socket.once('close', () => { clients.delete(socket) })
+    track(socket)
+  })
   const credentials = options.authenticate === true
     ? { username: `pagecast-${randomBytes(6).toString('hex')}`, password: randomBytes(24).toString('base64url') }
     : undefined
@@ -308,6 +333,7 @@ export async function createEgressProxy (options: EgressProxyOptions): Promise<E
       res.writeHead(407, { 'proxy-authenticate': 'Basic realm="pagecast-egress"', 'content-length': 0, connection: 'close' }).end()
       return
     }
+    if (betweenJobs) { req.socket.destroy(); return }
     onRequest(req, res).catch((err: unknown) => {
       log?.warn({ err }, 'egress proxy request failed')
       res.destroy()
@@ -318,6 +344,7 @@ export async function createEgressProxy (options: EgressProxyOptions): Promise<E
       socket.end(CHALLENGE)
       return
     }
+    if (betweenJobs) { socket.destroy(); return }
     onConnect(req, socket, head).catch((err: unknown) => {
       log?.warn({ err }, 'egress proxy tunnel failed')
       socket.destroy()
@@ -328,6 +355,7 @@ export async function createEgressProxy (options: EgressProxyOptions): Promise<E
       socket.end(CHALLENGE)
       return
     }
+    if (betweenJobs) { socket.destroy(); return }
     onUpgrade(req, socket, head).catch((err: unknown) => {
       log?.warn({ err }, 'egress proxy upgrade failed')
       socket.destroy()
@@ -342,6 +370,7 @@ export async function createEgressProxy (options: EgressProxyOptions): Promise<E
   const { port } = server.address() as AddressInfo
   const advertised = options.advertisedHost ?? listenHost
   const advertisedHost = net.isIPv6(advertised) ? `[${advertised}]` : advertised
+  selfHost = new URL(`http://${advertisedHost}:${port}`).host
 
   return {
     server: `http://${advertisedHost}:${port}`,
@@ -349,6 +378,7 @@ export async function createEgressProxy (options: EgressProxyOptions): Promise<E
     port,
     refusals: () => records,
     newJob: (proxy) => {
+      betweenJobs = false
       records = []
       verdicts.clear()
       jobProxied = 0
@@ -362,6 +392,10 @@ export async function createEgressProxy (options: EgressProxyOptions): Promise<E
         agent.destroy()
         agent = createAgent()
       }
+    },
+    endJob: () => {
+      betweenJobs = true
+      for (const socket of clients) socket.destroy()
     },
     onRefusal (listener) {
       listeners.add(listener)

@@ -41,8 +41,8 @@ export interface EgressProxyOptions {
   /** Extra CA trusted for https proxies (tests with a self-signed proxy). */
   proxyCa?: string | Buffer | undefined
   /**
-   * Require Basic proxy credentials, made up here per proxy (`EgressProxy.credentials`): on when the proxy listens
-   * where others could reach it (a remote browser, a non-loopback EGRESS_HOST), so it is nobody's open proxy.
+   * Require Basic proxy credentials, made up here per proxy (`EgressProxy.credentials`), so that it is nobody's open
+   * proxy: the pool's proxies always do (any local process could reach one on loopback). Default off.
    */
   authenticate?: boolean
 }
@@ -69,6 +69,11 @@ export interface EgressProxy {
    * the job's upstream connections through `proxy` (an href with credentials), or directly when it is undefined.
    */
   newJob (proxy?: string): void
+  /**
+   * The job is over: every connection the browser has open to the proxy is ended (requests still in flight with
+   * it) and new ones are refused, until newJob().
+   */
+  endJob (): void
   /** Called synchronously on each refusal (before the browser sees it). */
   onRefusal (listener: (refusal: EgressRefusal) => void): () => void
   stats (): EgressProxyStats

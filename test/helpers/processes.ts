@@ -1,6 +1,7 @@
 // Processes as /proc shows them, for tests that read the browser's environment (secrets.test.ts), kill a renderer
-// mid-job (retry.test.ts), or look for Chromiums left behind (overload.test.ts, lighthouse.test.ts). Linux only, like the rest of the suite.
-import { readdirSync, readFileSync } from 'node:fs'
+// mid-job (retry.test.ts), or look for Chromiums left behind (overload.test.ts, lighthouse.test.ts); and the ports
+// this process listens on (isolation.test.ts finds its pool's egress proxies). Linux only, like the rest of the suite.
+import { readdirSync, readFileSync, readlinkSync } from 'node:fs'
 
 /** pid, parent and process group of every live process. */
 export function processTable (): Array<{ pid: number, ppid: number, pgrp: number }> {
@@ -54,4 +55,26 @@ export function commandLine (pid: number): string[] {
  * command line as one string, so the flag is looked for inside the arguments). */
 export function rendererProcesses (browserPid: number): number[] {
   return browserProcesses(browserPid).filter(pid => commandLine(pid).some(arg => /(?:^|\s)--type=renderer(?:\s|$)/.test(arg)))
+}
+
+/**
+ * The TCP ports this process itself listens on at `host` (an IPv4 address): the socket inodes among its own file
+ * descriptors, matched with /proc/net/tcp's LISTEN entries (state 0A; the address in little-endian hex).
+ */
+export function ownListeningPorts (host: string): number[] {
+  const inodes = new Set<string>()
+  for (const fd of readdirSync('/proc/self/fd')) {
+    let target = ''
+    try { target = readlinkSync(`/proc/self/fd/${fd}`) } catch { continue }
+    const inode = /^socket:\[(\d+)\]$/.exec(target)?.[1]
+    if (inode !== undefined) inodes.add(inode)
+  }
+  const hex = host.split('.').map(Number).reverse().map(byte => byte.toString(16).padStart(2, '0')).join('').toUpperCase()
+  const ports: number[] = []
+  for (const line of readFileSync('/proc/net/tcp', 'utf8').split('\n').slice(1)) {
+    const fields = line.trim().split(/\s+/)
+    const [address, port] = (fields[1] ?? '').split(':')
+    if (address === hex && fields[3] === '0A' && inodes.has(fields[9] ?? '')) ports.push(parseInt(port ?? '0', 16))
+  }
+  return ports
 }

@@ -2,8 +2,12 @@
 // and page per slot and resets them between jobs; these tests set every kind of state in job 1 on a loopback origin
 // and check that job 2, on the same origin and the same slot (concurrency 1), sees none of it. They also check
 // that job 2 really reused the context (stats().contexts), so what is proven is the reset, not a new context.
+// What a reset cannot clear (Chromium's HTTP auth cache, client-hint opt-ins) retires the context instead: a job that
+// used credentials or got an opt-in leaves nothing to the next one, with one slot or several. A request still in
+// flight when its job ends (keepalive fetch, beacon) reaches nothing during the next job. And each context's egress
+// proxy refuses any local client without its credential (407) while the browser goes through.
 import { readFile } from 'node:fs/promises'
-import type http from 'node:http'
+import http from 'node:http'
 import path from 'node:path'
 import type { Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -13,6 +17,7 @@ import type { BrowserPool, JobInfo } from '../../src/browser/pool/index.ts'
 import type { Emulation } from '../../src/browser/emulation.ts'
 import { startFixtureServer } from '../helpers/fixture-server.ts'
 import type { FixtureServer } from '../helpers/fixture-server.ts'
+import { ownListeningPorts } from '../helpers/processes.ts'
 
 const FIXTURES = path.resolve(import.meta.dirname, '../fixtures/browser')
 
@@ -22,6 +27,16 @@ let pool: BrowserPool
 let cachedHits = 0
 let memoryHits = 0
 const siteRequests: http.IncomingMessage[] = []
+/** The Authorization header of each request for /secret ('' when none). */
+const secretAuthorizations: string[] = []
+/** The headers of each request for /echo. */
+const echoed: http.IncomingHttpHeaders[] = []
+/** Requests for /late-cookie (the query says which), and what holds their answers back. */
+const lateArrivals: string[] = []
+let releaseLate = (): void => {}
+let lateReleased = Promise.resolve()
+
+const ALICE = `Basic ${Buffer.from('alice:pw').toString('base64')}`
 
 const BASE: Emulation = {
   viewport: { width: 800, height: 600 },
@@ -68,6 +83,38 @@ beforeAll(async () => {
     res.end(`window.__memory = ${memoryHits}`)
   })
   thirdParty.route('/storage-writer.html', (_req, res) => { html(res, writer) })
+  // Alice's private page behind Basic authentication; anyone else gets the challenge.
+  site.route('/secret', (req, res) => {
+    const authorization = req.headers.authorization ?? ''
+    secretAuthorizations.push(authorization)
+    const body = authorization === ALICE ? '<title>Alice private</title><p>alice-only</p>' : '<title>Locked</title>'
+    res.writeHead(authorization === ALICE ? 200 : 401, {
+      'content-type': 'text/html; charset=utf-8',
+      'cache-control': 'no-store',
+      ...(authorization === ALICE ? {} : { 'www-authenticate': 'Basic realm="private"' })
+    })
+    res.end(body)
+  })
+  // A page that opts its origin into high-entropy client hints (secure context: loopback counts).
+  site.route('/hints', (_req, res) => {
+    res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'accept-ch': 'Sec-CH-UA-Platform-Version, Sec-CH-UA-Model' })
+    res.end('<title>hints</title>')
+  })
+  site.route('/echo', (req, res) => { echoed.push({ ...req.headers }); html(res, '<title>echo</title>') })
+  // Answers only when the test lets it, with a cookie: a request still in flight when its job ends.
+  site.route('/late-cookie', async (req, res) => {
+    const which = new URL(req.url ?? '/', 'http://x').searchParams.get('via') ?? ''
+    lateArrivals.push(which)
+    await lateReleased
+    res.writeHead(200, { 'content-type': 'text/plain', 'set-cookie': `late-${which}=1; Path=/; Max-Age=3600` })
+    res.end('late')
+  })
+  site.route('/keepalive.html', (_req, res) => {
+    html(res, `<title>keepalive</title><script>
+      fetch('/late-cookie?via=keepalive', { method: 'POST', body: 'x', keepalive: true })
+      addEventListener('pagehide', () => { navigator.sendBeacon('/late-cookie?via=beacon', 'x') })
+    </script>`)
+  })
   const guard = createAddressGuard({ allowPrivateHosts: [site.host, thirdParty.host] })
   pool = await createBrowserPool({ concurrency: 1, queueLimit: 8 }, { guard })
 })
@@ -275,5 +322,161 @@ describe('state set by one job is invisible to the next on the same slot', () =>
     })
     expect(second).toEqual({ dpr: 1, touch: 0, ua: 'pagecast-isolation-test', width: 800, lang: expect.any(String), screen: 800 })
     expect((second as { lang: string }).lang).not.toBe('ja-JP')
+  })
+})
+
+/**
+ * What a job that asks for /secret without credentials gets: the challenge's page, or the navigation failing on it
+ * (ERR_INVALID_AUTH_CREDENTIALS, what Chromium does in a context that never had credentials); and the
+ * Authorization header the server saw.
+ */
+async function secretWithoutCredentials (on: BrowserPool = pool): Promise<{ title: string, authorization: string | undefined }> {
+  const title = await on.run(async (page) => {
+    await page.goto(`${site.origin}/secret`)
+    return await page.title()
+  }, { signal: AbortSignal.timeout(20_000), emulation: BASE }).catch((err: unknown) => {
+    if (/ERR_INVALID_AUTH_CREDENTIALS/.test(String((err as Error).cause))) return 'Locked'
+    throw err
+  })
+  return { title, authorization: secretAuthorizations.at(-1) }
+}
+
+const LOCKED = { title: 'Locked', authorization: '' }
+
+describe('credentials a job used never reach the next job (Chromium\'s HTTP auth cache cannot be cleared)', () => {
+  it('a target URL with user:password: the next job on the same slot gets the challenge, not the private page', async () => {
+    const opened = await run(async (page) => {
+      const response = await page.goto(`http://alice:pw@${site.host}/secret`)
+      return { status: response?.status(), title: await page.title() }
+    })
+    expect(opened).toEqual({ status: 200, title: 'Alice private' })
+    expect(secretAuthorizations.at(-1)).toBe(ALICE)
+    expect(await secretWithoutCredentials()).toEqual(LOCKED)
+  })
+
+  it('an XHR with a user and password: the next job gets the challenge', async () => {
+    const status = await run(async (page) => {
+      await page.goto(`${site.origin}/plain.html`)
+      return await page.evaluate(`new Promise((resolve) => {
+        const xhr = new XMLHttpRequest()
+        xhr.open('GET', '/secret?xhr', true, 'alice', 'pw')
+        xhr.onload = () => { resolve(xhr.status) }
+        xhr.send()
+      })`)
+    })
+    expect(status).toBe(200)
+    expect(secretAuthorizations.at(-1)).toBe(ALICE)
+    expect(await secretWithoutCredentials()).toEqual(LOCKED)
+  })
+
+  it('with several slots: no job after the one with credentials gets them, on any context', async () => {
+    const guard = createAddressGuard({ allowPrivateHosts: [site.host] })
+    const wide = await createBrowserPool({ concurrency: 3, queueLimit: 8 }, { guard })
+    try {
+      const warm = (): Promise<void> => wide.run(async (page) => {
+        await page.goto(`${site.origin}/plain.html`)
+        await page.waitForTimeout(300)
+      }, { signal: AbortSignal.timeout(20_000), emulation: BASE })
+      // Three contexts reset and idle, then the job with credentials on one of them.
+      await Promise.all([warm(), warm(), warm()])
+      const title = await wide.run(async (page) => {
+        await page.goto(`http://alice:pw@${site.host}/secret`)
+        return await page.title()
+      }, { signal: AbortSignal.timeout(20_000), emulation: BASE })
+      expect(title).toBe('Alice private')
+      const after = await Promise.all([secretWithoutCredentials(wide), secretWithoutCredentials(wide), secretWithoutCredentials(wide)])
+      for (const seen of after) expect(seen.title).toBe('Locked')
+      expect(secretAuthorizations.slice(-3)).toEqual(['', '', ''])
+    } finally {
+      await wide.close()
+    }
+  })
+})
+
+describe('state a job\'s origin opted into, and requests that outlive their job', () => {
+  it('client hints an origin asked for (Accept-CH) are not sent in the next job', async () => {
+    const hinted = await run(async (page) => {
+      await page.goto(`${site.origin}/hints`)
+      await page.goto(`${site.origin}/echo`)
+      return echoed.at(-1)?.['sec-ch-ua-platform-version']
+    })
+    // The opt-in held within the job (else the check below proves nothing).
+    expect(hinted).toBeDefined()
+    await run(async (page) => { await page.goto(`${site.origin}/echo`) })
+    expect(echoed.at(-1)?.['sec-ch-ua-platform-version']).toBeUndefined()
+    expect(echoed.at(-1)?.['sec-ch-ua-model']).toBeUndefined()
+  })
+
+  it('a keepalive fetch or a beacon of one job cannot set a cookie during the next', async () => {
+    lateArrivals.length = 0
+    lateReleased = new Promise((resolve) => { releaseLate = resolve })
+    await run(async (page) => {
+      await page.goto(`${site.origin}/keepalive.html`)
+      // The keepalive request is at the server, waiting for its answer, when the job ends.
+      for (let i = 0; i < 100 && !lateArrivals.includes('keepalive'); i++) await page.waitForTimeout(50)
+      expect(lateArrivals).toContain('keepalive')
+    })
+    const before = pool.stats()
+    const cookies = await run(async (page) => {
+      await page.goto(`${site.origin}/plain.html`)
+      releaseLate()
+      // Time for a late answer to arrive and set its cookie, were it still connected.
+      await page.waitForTimeout(1500)
+      await page.goto(`${site.origin}/echo`)
+      return { document: await page.evaluate('document.cookie'), sent: echoed.at(-1)?.cookie }
+    })
+    expect(cookies).toEqual({ document: '', sent: undefined })
+    // The reset did it: the context was not replaced.
+    expect(pool.stats().contexts).toBe(before.contexts)
+  })
+})
+
+/** A request sent straight to a proxy on 127.0.0.1:`port`, as any local process could: its status, or the error. */
+function askProxy (port: number, options: { method: 'GET' | 'CONNECT', path: string }): Promise<number | string> {
+  return new Promise((resolve) => {
+    const req = http.request({ host: '127.0.0.1', port, ...options, timeout: 5000 })
+    req.on('response', (res) => { res.resume(); resolve(res.statusCode ?? 0) })
+    req.on('connect', (res, socket) => { socket.destroy(); resolve(res.statusCode ?? 0) })
+    req.on('timeout', () => { req.destroy(new Error('timeout')) })
+    req.on('error', (err) => { resolve(err.message) })
+    req.end()
+  })
+}
+
+describe('the pool\'s browser and egress proxies are its own', () => {
+  it('refuses a local client without the context\'s credential (407), while the browser uses its proxy as before', async () => {
+    const before = new Set(ownListeningPorts('127.0.0.1'))
+    const guard = createAddressGuard({ allowPrivateHosts: [site.host] })
+    const logged: string[] = []
+    const log = { debug: (o: object, m: string) => { logged.push(JSON.stringify([o, m])) }, info: (o: object, m: string) => { logged.push(JSON.stringify([o, m])) }, warn: (o: object, m: string) => { logged.push(JSON.stringify([o, m])) }, error: (o: object, m: string) => { logged.push(JSON.stringify([o, m])) } }
+    const own = await createBrowserPool({ concurrency: 1, queueLimit: 8 }, { guard, log })
+    try {
+      siteRequests.length = 0
+      const job = (): Promise<string> => own.run(async (page) => {
+        await page.goto(`${site.origin}/plain.html`)
+        return await page.title()
+      }, { signal: AbortSignal.timeout(20_000), emulation: BASE })
+      // While a job runs on it: this pool's proxies (the browser-level one and the context's), listening in this process.
+      const answers = await own.run(async (page) => {
+        await page.goto(`${site.origin}/plain.html`)
+        const proxies = ownListeningPorts('127.0.0.1').filter(port => !before.has(port))
+        const asked: Array<number | string> = []
+        for (const port of proxies) {
+          asked.push(await askProxy(port, { method: 'GET', path: `${site.origin}/plain.html` }))
+          asked.push(await askProxy(port, { method: 'CONNECT', path: site.host }))
+        }
+        return asked
+      }, { signal: AbortSignal.timeout(20_000), emulation: BASE })
+      expect(answers.length).toBeGreaterThanOrEqual(4)
+      expect(new Set(answers)).toEqual(new Set([407]))
+      // The browser still goes through: its own requests arrived, and the next job's on the reused context.
+      expect(await job()).toBe('Plain fixture')
+      expect(siteRequests.length).toBe(2)
+      // The credential went to the proxy only: never to the target, never to a log.
+      for (const req of siteRequests) expect(req.headers['proxy-authorization']).toBeUndefined()
+      expect(logged.join('\n')).not.toMatch(/pagecast-[0-9a-f]{12}|proxy-authorization|Basic /i)
+    } finally {
+      await own.close()
+    }
   })
 })

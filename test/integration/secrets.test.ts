@@ -232,6 +232,31 @@ describe('private results', () => {
     expect(free.json().data.title).toBe('cookie=none')
     expect(free.headers['x-cache-status']).toBe('HIT')
   })
+
+  it('credentials in one request\'s target URL never reach another\'s render (prerender=auto: the GET gets 401, the browser takes over)', async () => {
+    const alice = `Basic ${Buffer.from('alice:pw').toString('base64')}`
+    const seen: string[] = []
+    fx.route('/alice', (req, res) => {
+      seen.push(req.headers.authorization ?? '')
+      const ok = req.headers.authorization === alice
+      res.writeHead(ok ? 200 : 401, { 'content-type': 'text/html', ...(ok ? {} : { 'www-authenticate': 'Basic realm="alice"' }) })
+      res.end(ok ? '<title>Alice private</title>' : '<title>Locked</title>')
+    })
+    const opened = await pro({ url: `http://alice:pw@${fx.host}/alice`, prerender: true, force: true })
+    // The browser used the credentials (else what follows proves nothing).
+    expect(opened.json().data?.title).toBe('Alice private')
+    expect(seen.at(-1)).toBe(alice)
+
+    // Another client, no credentials, the default prerender=auto: the plain GET is refused, the browser takes over.
+    seen.length = 0
+    const other = await pro({ url: `${fx.origin}/alice`, force: true })
+    expect(other.body).not.toContain('Alice private')
+    expect(seen.length).toBeGreaterThanOrEqual(2)
+    expect(seen.every(authorization => authorization === '')).toBe(true)
+    // Nor is A's page stored under B's key.
+    const cached = await pro({ url: `${fx.origin}/alice` })
+    expect(cached.body).not.toContain('Alice private')
+  }, 60_000)
 })
 
 /** NAME=value entries of a process's environment as it was started. */

@@ -43,11 +43,6 @@ function busyError (detail: string): AppError {
   return new AppError('EBUSY', { headers: { 'retry-after': '5' }, data: { browser: detail } })
 }
 
-/** 127.0.0.0/8, ::1 and localhost: where only this machine can connect. */
-function isLoopbackAddress (host: string): boolean {
-  return /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host) || host === '::1' || host === '[::1]' || host.toLowerCase() === 'localhost'
-}
-
 export async function createBrowserPool (options: BrowserPoolOptions, deps: BrowserPoolDeps): Promise<BrowserPool> {
   const { guard, log } = deps
   const closeTimeoutMs = options.closeTimeoutMs ?? DEFAULTS.closeTimeoutMs
@@ -57,12 +52,11 @@ export async function createBrowserPool (options: BrowserPoolOptions, deps: Brow
   // Chromium gets this environment and nothing else of the service's (docs/security.md); no shell looks it up.
   const env = options.env ?? childEnvironment({})
   const executablePath = wsEndpoint !== undefined ? undefined : findChromium({ chromiumPath: options.chromiumPath, searchPath: options.searchPath ?? env.PATH })
-  const listenHost = options.egress?.listenHost ?? '127.0.0.1'
   const proxyOptions = {
     guard,
-    // A remote browser reaches the egress layer over a network, and a non-loopback address is reachable by others:
-    // then every proxy asks for credentials of its own (docs/security.md).
-    authenticate: wsEndpoint !== undefined || !isLoopbackAddress(listenHost),
+    // Every proxy asks for a credential of its own: on loopback any local process could reach it, and a remote
+    // browser reaches it over a network (docs/security.md). Each context's browser learns it once (lease.ts).
+    authenticate: true,
     ...(log === undefined ? {} : { log }),
     ...(options.egress?.listenHost === undefined ? {} : { listenHost: options.egress.listenHost }),
     ...(options.egress?.advertisedHost === undefined ? {} : { advertisedHost: options.egress.advertisedHost }),

@@ -19,7 +19,7 @@ import type { ListenerSnapshot } from './instrument.ts'
 import type { JobRecord } from './jobs.ts'
 import { cleanTaint, nextLeaseState, pageReplaced } from './lease-state.ts'
 import type { LeaseState } from './lease-state.ts'
-import { guardContext, guardPage, interceptAllRequests, interceptRequests, interceptSchemesOnly } from './page-guards.ts'
+import { authenticateEgress, guardContext, guardPage, interceptAllRequests, interceptRequests, interceptSchemesOnly } from './page-guards.ts'
 import type { GuardedLease } from './page-guards.ts'
 import type { Generation } from './supervisor.ts'
 import { isTimedOut, within } from '../../util/abort.ts'
@@ -106,7 +106,8 @@ export class Lease implements GuardedLease {
         ...contextOptionsFor(emulation),
         acceptDownloads: false,
         serviceWorkers: 'block',
-        proxy: { server: proxy.server, bypass: '<-loopback>', ...proxy.credentials }
+        // Without the credential: the pool's session gives it once (authenticateEgress), Playwright never sees it.
+        proxy: { server: proxy.server, bypass: '<-loopback>' }
       })
     } catch (err) {
       await proxy.close()
@@ -118,6 +119,8 @@ export class Lease implements GuardedLease {
     try {
       guardContext(context, lease)
       await lease.#openPage()
+      if (lease.session === undefined) throw new Error('no CDP session')
+      await authenticateEgress(lease.session, proxy)
       lease.#contextListeners = snapshotListeners(context)
       return lease
     } catch (err) {
@@ -169,8 +172,15 @@ export class Lease implements GuardedLease {
     this.#consentSwitch = identifier
   }
 
-  /** The job let go of the lease: from now on the page's events belong to no job. */
-  end (): void { this.job = undefined }
+  /**
+   * The job let go of the lease: from now on the page's events belong to no job, and none of its requests still in
+   * flight (a keepalive fetch, a beacon sent as the reset unloads the page) reaches anything (the proxy lets nothing
+   * through until the next job begins).
+   */
+  end (): void {
+    this.job = undefined
+    this.proxy.endJob()
+  }
 
   /**
    * Makes a used lease as good as new: the page goes to about:blank (stopping its scripts), then every kind of

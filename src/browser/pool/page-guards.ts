@@ -8,6 +8,11 @@
 // filesystem:) and, when a job forwards origin-scoped headers, sets them on requests for the target's origin only;
 // when a job has `adblock` on, it fails the sub-requests the filters block (or answers them with the filter's
 // neutered resource); the job's own navigations are limited to http(s), data: and about:blank.
+//
+// State a reset cannot clear: Chromium's HTTP auth cache (credentials a job used are sent again, unasked, to later
+// jobs; CDP cannot empty it) and the client hints an origin opted into (Accept-CH, kept per origin). A job that used
+// credentials (user:password in a URL, an Authorization header), met a 401/407 challenge, or got an opt-in taints
+// the context, which is then closed rather than reset.
 import type { BrowserContext, CDPSession, Dialog, Frame, Page, Request, Response } from 'playwright-core'
 import type { EgressRefusal } from '../egress-proxy.ts'
 import { EGRESS_MARKER_HEADER } from '../egress-proxy.ts'
@@ -70,6 +75,23 @@ function isMainNavigation (lease: GuardedLease, request: Request): boolean {
   return lease.page !== undefined && frame === lease.page.mainFrame()
 }
 
+/** Whether a request carries credentials: user:password in its URL (a navigation, an XHR's), or an Authorization header. */
+export function carriesCredentials (url: string, headers: Readonly<Record<string, string>>): boolean {
+  if (headers.authorization !== undefined || headers['proxy-authorization'] !== undefined) return true
+  if (!url.includes('@')) return false
+  try {
+    const parsed = new URL(url)
+    return parsed.username !== '' || parsed.password !== ''
+  } catch {
+    return false
+  }
+}
+
+/** Whether a response leaves the context something a reset cannot clear: an auth challenge, a client-hint opt-in. */
+export function leavesContextState (status: number, headers: Readonly<Record<string, string>>): boolean {
+  return status === 401 || status === 407 || headers['accept-ch'] !== undefined || headers['critical-ch'] !== undefined
+}
+
 /** Closes popups and pages a job opens, records the origins it reaches, and marks lasting context changes. */
 export function guardContext (context: BrowserContext, lease: GuardedLease): void {
   context.on('page', (page: Page) => {
@@ -77,8 +99,13 @@ export function guardContext (context: BrowserContext, lease: GuardedLease): voi
     page.close().catch(noop)
   })
   context.on('request', (request: Request) => {
-    const origin = originOf(request.url())
+    const url = request.url()
+    const origin = originOf(url)
     if (origin !== undefined) lease.origins.add(origin)
+    if (carriesCredentials(url, request.headers())) lease.taint.context = true
+  })
+  context.on('response', (response: Response) => {
+    if (leavesContextState(response.status(), response.headers())) lease.taint.context = true
   })
   shadowMethods(context, CONTEXT_TAINTING, () => { lease.taint.context = true })
   shadowMethods(context.clock, CLOCK_TAINTING, () => { lease.taint.context = true })
@@ -162,6 +189,38 @@ export async function interceptAllRequests (session: CDPSession): Promise<void> 
 /** Back to intercepting the refused schemes only. */
 export async function interceptSchemesOnly (session: CDPSession): Promise<void> {
   await session.send('Fetch.enable', { patterns: SCHEME_PATTERNS })
+}
+
+/**
+ * Teaches a new context its egress proxy's credential (egress-proxy.ts): one request to the proxy's own address,
+ * the only one intercepted meanwhile, whose 407 challenge this session answers. Chromium keeps the credential for
+ * the proxy and sends it with every later request and tunnel of the context (no page can read it; Playwright's
+ * own proxy credentials would intercept every request and turn the HTTP cache off). Throws when the proxy did not
+ * take it. Interception is then as interceptRequests() left it.
+ */
+export async function authenticateEgress (session: CDPSession, proxy: { server: string, credentials: { username: string, password: string } | undefined }): Promise<void> {
+  const { credentials } = proxy
+  if (credentials === undefined) return
+  const probe = `${proxy.server}/`
+  const onAuth = (event: { requestId: string, authChallenge: { source?: 'Server' | 'Proxy' } }): void => {
+    const authChallengeResponse = event.authChallenge.source === 'Proxy'
+      ? { response: 'ProvideCredentials' as const, ...credentials }
+      : { response: 'CancelAuth' as const }
+    session.send('Fetch.continueWithAuth', { requestId: event.requestId, authChallengeResponse }).catch(noop)
+  }
+  session.on('Fetch.authRequired', onAuth)
+  try {
+    await session.send('Fetch.enable', { handleAuthRequests: true, patterns: [...SCHEME_PATTERNS, { urlPattern: probe, requestStage: 'Request' }] })
+    const { result } = await session.send('Runtime.evaluate', {
+      expression: `fetch(${JSON.stringify(probe)}, { cache: 'no-store', mode: 'no-cors' }).then(() => true, () => false)`,
+      awaitPromise: true,
+      returnByValue: true
+    })
+    if (result.value !== true) throw new Error('the egress proxy did not take the browser\'s credential')
+  } finally {
+    session.off('Fetch.authRequired', onAuth)
+  }
+  await interceptSchemesOnly(session)
 }
 
 function onRequestPaused (lease: GuardedLease, session: CDPSession, event: PausedRequest): void {

@@ -162,8 +162,9 @@ export class JobRunner {
           counters.resetSeconds += (performance.now() - t) / 1000
         }
         leases.letGo(lease)
-        // The generation may have died or retired while the reset ran.
-        if (parkAfterReset(ok, supervisor.closing, lease.gen.state === 'up')) {
+        // The generation may have died or retired while the reset ran, and the job's last events (a response that
+        // came in as it ended) may have tainted the context meanwhile.
+        if (parkAfterReset(ok && !lease.taint.context, supervisor.closing, lease.gen.state === 'up')) {
           leases.park(lease)
         } else if (supervisor.closing) {
           // close() must not return before the proxy is down.
