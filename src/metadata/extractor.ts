@@ -151,14 +151,18 @@ export function createMetadataExtractor ({ probe, log, maxHtmlBytes = DEFAULT_MA
       scraper({ url: input.url, html, ...(given === undefined ? {} : { htmlDom: given.dom }), validateUrl: false, pickPropNames: new Set(fields), request }))
 
     const result: MetadataResult = {}
+    // Image and logo are checked at once (each is a probe), their places in the result kept.
+    const media: Array<Promise<void>> = []
     for (const field of fields) {
       const value = raw[field]
       if (field === 'image' || field === 'logo') {
-        result[field] = typeof value === 'string' ? await toMedia(value, field, request) : null
+        result[field] = null
+        if (typeof value === 'string') media.push(toMedia(value, field, request).then((object) => { result[field] = object }))
       } else {
         result[field] = typeof value === 'string' && value !== '' ? value : null
       }
     }
+    await Promise.all(media)
     return result
   }
 
