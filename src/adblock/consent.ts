@@ -10,6 +10,7 @@
 import { readFile } from 'node:fs/promises'
 import { createRequire } from 'node:module'
 import path from 'node:path'
+import type { Config, RuleBundle } from '@duckduckgo/autoconsent'
 
 /** Where the page keeps autoconsent's reports. */
 const STATUS_KEY = 'pagecast.autoconsent'
@@ -22,7 +23,10 @@ const SWITCH_KEY = 'pagecast.autoconsent.on'
  */
 export const CONSENT_SWITCH_SCRIPT = `globalThis[Symbol.for(${JSON.stringify(SWITCH_KEY)})] = true`
 
-/** autoconsent's configuration (the `initResp` message, autoconsent docs/api.md). */
+/**
+ * autoconsent's configuration (the `initResp` message; its `Config` type, lib/types.ts): every key it reads, so a key
+ * that a release renames or drops fails the type check instead of being ignored.
+ */
 const CONFIG = Object.freeze({
   enabled: true,
   autoAction: 'optOut',
@@ -31,16 +35,21 @@ const CONFIG = Object.freeze({
   enablePrehide: true,
   // Banners without a reject button are hidden with CSS.
   enableCosmeticRules: true,
+  // The rules generated from crawls (`auto_*`), part of the rule file.
   enableGeneratedRules: true,
-  enableFilterList: false,
-  enableHeuristicDetection: true,
-  enableHeuristicAction: true,
+  detectRetries: 20,
   // Rule snippets run directly (the script itself runs in the main world), so no `eval` message comes back.
   isMainWorld: true,
   prehideTimeout: 2000,
-  detectRetries: 20,
+  // Heuristics only report text patterns; no click on a popup that no rule recognises.
+  enableHeuristicDetection: true,
+  heuristicMode: 'off',
+  heuristicPopupSearchTimeout: 100,
+  enablePopupMutationObserver: false,
+  visualTest: false,
+  performanceLoggingEnabled: false,
   logs: { lifecycle: false, rulesteps: false, detectionsteps: false, evals: false, errors: false, messages: false, waits: false }
-})
+} satisfies Config)
 
 /** What the page reports, as CONSENT_STATUS_EXPRESSION returns it. */
 export interface ConsentStatus {
@@ -66,9 +75,12 @@ export async function loadConsentScript (): Promise<string> {
   const rulesPath = require.resolve('@duckduckgo/autoconsent/rules/compact-rules.json')
   // The Playwright bundle is not in the package's exports: it sits next to the rules (the version is pinned).
   const bundlePath = path.join(path.dirname(rulesPath), '..', 'dist', 'autoconsent.playwright.js')
-  const [rules, bundle] = await Promise.all([readFile(rulesPath, 'utf8'), readFile(bundlePath, 'utf8')])
+  const [compactRules, script] = await Promise.all([readFile(rulesPath, 'utf8'), readFile(bundlePath, 'utf8')])
+  // The rule file is the compact encoding: autoconsent reads it as the bundle's `compact` field (RuleBundle, its
+  // lib/types.ts), next to the (here empty) list of rules in full form; given as the bundle itself, no rule loads.
   // JSON.parse of a string literal parses much faster than the same data as an object literal.
-  const initResp = `{ type: 'initResp', config: ${JSON.stringify(CONFIG)}, rules: JSON.parse(${JSON.stringify(JSON.stringify(JSON.parse(rules)))}) }`
+  const rules: RuleBundle = { autoconsent: [], compact: JSON.parse(compactRules) as RuleBundle['compact'] }
+  const initResp = `{ type: 'initResp', config: ${JSON.stringify(CONFIG)}, rules: JSON.parse(${JSON.stringify(JSON.stringify(rules))}) }`
   return `(() => {
   if (window.top !== window) return;
   const SWITCH = Symbol.for(${JSON.stringify(SWITCH_KEY)});
@@ -85,7 +97,7 @@ export async function loadConsentScript (): Promise<string> {
       case 'autoconsentDone': case 'autoconsentError': status.done = true; break;
     }
   };
-${bundle}
+${script}
   window.autoconsentReceiveMessage(${initResp});
   };
   // Off until the job's switch (CONSENT_SWITCH_SCRIPT, a later document-start script) turns it on.

@@ -4,8 +4,10 @@
 // ships in the repository (assets/adblock/engine.bin: EasyList, EasyPrivacy, EasyList Cookie, Peter Lowe's list and
 // uBlock Origin's lists, compiled by Ghostery's `fromPrebuiltFull`; provenance and licences in
 // docs/bundled-data.md). Nothing is downloaded at run time. Consent banners are answered by DuckDuckGo's
-// autoconsent (consent.ts). Components do not import each other: the browser pool gets this object from the
-// context.
+// autoconsent (consent.ts); those its opt-out did not remove are hidden, and taken out of the document, by a second,
+// cosmetic-only engine over the cookie-notice lists in data/cookie-notices/ (the AdGuard Cookie Notices filter's
+// element-hiding rules and pagecast's own few). Components do not import each other: the browser pool gets this
+// object from the context.
 import { readFile } from 'node:fs/promises'
 import { FiltersEngine, Request } from '@ghostery/adblocker'
 import type { RequestType } from '@ghostery/adblocker'
@@ -17,6 +19,17 @@ export type { ConsentStatus } from './consent.ts'
 
 /** The bundled engine, next to src/ (the Docker image copies assets/ too). */
 export const DEFAULT_ENGINE_URL = new URL('../../assets/adblock/engine.bin', import.meta.url)
+/** The cookie-notice lists (element hiding only), in the syntax of EasyList; docs/bundled-data.md. */
+export const DEFAULT_CONSENT_LISTS: readonly URL[] = [
+  new URL('../../data/cookie-notices/adguard/cookie-notices.txt', import.meta.url),
+  new URL('../../data/cookie-notices/platforms.txt', import.meta.url)
+]
+/**
+ * A custom property that only the consent lists' hiding style sets: the page step finds the rules of the consent
+ * stylesheet by it, and removes the elements they match.
+ */
+export const CONSENT_HIDDEN_PROPERTY = '--pagecast-consent-banner'
+const CONSENT_HIDING_STYLE = `display: none !important; ${CONSENT_HIDDEN_PROPERTY}: 1;`
 
 /** What to do with one request. */
 export type RequestVerdict =
@@ -43,7 +56,9 @@ export interface DomFeatures {
 export interface AdblockStats {
   networkFilters: number
   cosmeticFilters: number
-  /** ms to read and deserialize the engine and read the consent rules, at start. */
+  /** Element-hiding rules of the cookie-notice lists. */
+  consentFilters: number
+  /** ms to read and deserialize the engine, parse the cookie-notice lists and read the consent rules, at start. */
   loadMs: number
   /** Size of the serialized engine, bytes. */
   engineBytes: number
@@ -59,6 +74,11 @@ export interface Adblocker {
    */
   cosmeticStyles (url: string, features: DomFeatures): string
   /**
+   * The CSS that hides consent banners in the document at `url`, from the cookie-notice lists: every hiding rule in
+   * it sets CONSENT_HIDDEN_PROPERTY, so that what it hides can be removed.
+   */
+  consentStyles (url: string, features: DomFeatures): string
+  /**
    * The document-start script that runs autoconsent in the page (consent.ts), once CONSENT_SWITCH_SCRIPT turned it
    * on; JavaScript must be on.
    */
@@ -68,6 +88,8 @@ export interface Adblocker {
 export interface AdblockOptions {
   /** The serialized engine; default DEFAULT_ENGINE_URL. */
   engine?: URL | string
+  /** The cookie-notice lists; default DEFAULT_CONSENT_LISTS. */
+  consentLists?: ReadonlyArray<URL | string>
 }
 
 const TYPES: ReadonlySet<string> = new Set([
@@ -79,16 +101,57 @@ function requestType (type: string): RequestType {
   return (TYPES.has(type) ? type : 'other') as RequestType
 }
 
-/** Reads and deserializes the bundled engine and the consent rules. Throws when the engine does not match the library. */
+/** The rules of one document: its hostname's, the generic ones, and those keyed by what it contains. */
+function styles (engine: FiltersEngine, url: string, features: DomFeatures, hidingStyle?: string): string {
+  const hostname = getHostname(url) ?? ''
+  if (hostname === '') return ''
+  const { styles } = engine.getCosmeticsFilters({
+    url,
+    hostname,
+    domain: getDomain(url) ?? hostname,
+    classes: features.classes,
+    ids: features.ids,
+    hrefs: features.hrefs,
+    // Scriptlets need document start to be of any use, and extended selectors a content script: both are left out.
+    getBaseRules: true,
+    getInjectionRules: false,
+    getExtendedRules: false,
+    getRulesFromHostname: true,
+    getRulesFromDOM: true,
+    hidingStyle
+  })
+  return styles
+}
+
+/** The cookie-notice lists as one cosmetic-only engine (parsed at start: a few seconds on a busy machine). */
+async function loadConsentEngine (lists: ReadonlyArray<URL | string>): Promise<FiltersEngine> {
+  const texts = await Promise.all(lists.map(async (list) => await readFile(list, 'utf8')))
+  return FiltersEngine.parse(texts.join('\n'), {
+    loadNetworkFilters: false,
+    loadCSPFilters: false,
+    enableHtmlFiltering: false,
+    loadExtendedSelectors: false
+  })
+}
+
+/**
+ * Reads and deserializes the bundled engine, parses the cookie-notice lists and reads the consent rules. Throws when
+ * the engine does not match the library.
+ */
 export async function loadAdblocker (options: AdblockOptions = {}): Promise<Adblocker> {
   const t0 = performance.now()
-  const [bytes, consentScript] = await Promise.all([readFile(options.engine ?? DEFAULT_ENGINE_URL), loadConsentScript()])
+  const [bytes, consentEngine, consentScript] = await Promise.all([
+    readFile(options.engine ?? DEFAULT_ENGINE_URL),
+    loadConsentEngine(options.consentLists ?? DEFAULT_CONSENT_LISTS),
+    loadConsentScript()
+  ])
   const engine = FiltersEngine.deserialize(new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength))
   const loadMs = performance.now() - t0
   const { networkFilters, cosmeticFilters } = engine.getFilters()
   const stats: AdblockStats = {
     networkFilters: networkFilters.length,
     cosmeticFilters: cosmeticFilters.length,
+    consentFilters: consentEngine.getFilters().cosmeticFilters.length,
     loadMs,
     engineBytes: bytes.byteLength
   }
@@ -110,25 +173,8 @@ export async function loadAdblocker (options: AdblockOptions = {}): Promise<Adbl
       }
       return { action: 'block', filter: rule }
     },
-    cosmeticStyles (url, features) {
-      const hostname = getHostname(url) ?? ''
-      if (hostname === '') return ''
-      const { styles } = engine.getCosmeticsFilters({
-        url,
-        hostname,
-        domain: getDomain(url) ?? hostname,
-        classes: features.classes,
-        ids: features.ids,
-        hrefs: features.hrefs,
-        // Scriptlets need document start to be of any use, and extended selectors a content script: both are left out.
-        getBaseRules: true,
-        getInjectionRules: false,
-        getExtendedRules: false,
-        getRulesFromHostname: true,
-        getRulesFromDOM: true
-      })
-      return styles
-    }
+    cosmeticStyles: (url, features) => styles(engine, url, features),
+    consentStyles: (url, features) => styles(consentEngine, url, features, CONSENT_HIDING_STYLE)
   }
 }
 

@@ -1,10 +1,12 @@
 // Step: `adblock` (docs/api.md §3.5, docs/browser.md#adblock). The requests were filtered by the pool all along, and
 // the consent script ran from document start; this step, once the page is loaded, lets an opt-out that autoconsent
 // started finish (bounded), then hides what is left with the cosmetic filters: the page's hostname rules, the
-// generic rules, and the generic rules keyed by the class names, ids and links the document has now.
+// generic rules, and the generic rules keyed by the class names, ids and links the document has now. A consent banner
+// that is still there (its platform's script blocked or slow, or server-rendered markup that no script answers) is
+// hidden by the cookie-notice lists' rules, and removed from the document, so its text is not read as the page's.
 import type { Page } from 'playwright-core'
 import type { Adblocker, ConsentStatus, DomFeatures } from '../../adblock/index.ts'
-import { CONSENT_STATUS_EXPRESSION } from '../../adblock/index.ts'
+import { CONSENT_HIDDEN_PROPERTY, CONSENT_STATUS_EXPRESSION } from '../../adblock/index.ts'
 import { abortable, sleep } from '../../util/abort.ts'
 import { WAIT_SHARE, type Budget } from '../page/budget.ts'
 import { addInlineStyle } from '../page/styles.ts'
@@ -29,6 +31,26 @@ const FEATURES_EXPRESSION = `(() => {
   }
   return { classes: [...classes], ids: [...ids], hrefs: [...hrefs] };
 })()`
+
+/**
+ * Adds the cookie-notice lists' style, then removes the elements its hiding rules match (the rules that set
+ * CONSENT_HIDDEN_PROPERTY; the lists' custom styles, such as a scroll lock undone, only apply). The style stays, for a
+ * banner written later. Evaluates to how many elements were removed.
+ */
+function consentExpression (css: string): string {
+  return `(() => {
+  const style = document.createElement('style');
+  style.textContent = ${JSON.stringify(css)};
+  (document.head ?? document.documentElement).appendChild(style);
+  const found = new Set();
+  for (const rule of style.sheet?.cssRules ?? []) {
+    if (rule.style === undefined || rule.style.getPropertyValue(${JSON.stringify(CONSENT_HIDDEN_PROPERTY)}) === '') continue;
+    try { for (const el of document.querySelectorAll(rule.selectorText)) found.add(el) } catch {}
+  }
+  for (const el of found) el.remove();
+  return found.size;
+})()`
+}
 
 /** The consent status and the document's features in one round trip: most pages have no opt-out under way. */
 const FIRST_LOOK_EXPRESSION = `({ consent: ${CONSENT_STATUS_EXPRESSION}, features: ${FEATURES_EXPRESSION} })`
@@ -57,7 +79,8 @@ async function features (page: Page, budget: Budget): Promise<DomFeatures> {
 }
 
 /**
- * Lets an opt-out under way finish (with page scripts), then hides what the cosmetic filters find. The first look
+ * Lets an opt-out under way finish (with page scripts), then hides what the cosmetic filters find and removes the
+ * consent banners left. The first look
  * reads the consent status and the features together; they are read again only after waiting for an opt-out.
  */
 async function hideAds (page: Page, adblocker: Adblocker, budget: Budget, javascript: boolean): Promise<void> {
@@ -72,8 +95,11 @@ async function hideAds (page: Page, adblocker: Adblocker, budget: Budget, javasc
   } else {
     found = await features(page, budget)
   }
-  const css = adblocker.cosmeticStyles(page.url(), found)
+  const url = page.url()
+  const css = adblocker.cosmeticStyles(url, found)
   if (css !== '') await abortable(addInlineStyle(page, css), budget.signal)
+  const consentCss = adblocker.consentStyles(url, found)
+  if (consentCss !== '') await abortable(page.evaluate(consentExpression(consentCss)), budget.signal)
 }
 
 export const adblockStep: PageStep = {
