@@ -7,7 +7,7 @@ import type { Adblocker, ConsentStatus, DomFeatures } from '../../adblock/index.
 import { CONSENT_STATUS_EXPRESSION } from '../../adblock/index.ts'
 import { abortable, sleep } from '../../util/abort.ts'
 import { WAIT_SHARE, type Budget } from '../page/budget.ts'
-import { addInlineStyle } from '../page/styles.ts'
+import { addOwnStyle } from '../page/styles.ts'
 import { rethrowIfFatal, type PageStep } from './step.ts'
 
 /** The longest an opt-out under way is waited for (autoconsent's own rules wait up to a few seconds). */
@@ -73,7 +73,7 @@ async function hideAds (page: Page, adblocker: Adblocker, budget: Budget, javasc
     found = await features(page, budget)
   }
   const css = adblocker.cosmeticStyles(page.url(), found)
-  if (css !== '') await abortable(addInlineStyle(page, css), budget.signal)
+  if (css !== '') await abortable(addOwnStyle(page, css), budget.signal)
 }
 
 export const adblockStep: PageStep = {
