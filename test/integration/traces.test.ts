@@ -3,10 +3,14 @@
 // - `attr: 'value'` reads the attribute as served, `attr: 'val'` the live value, and the live values travel under an
 //   attribute of ours that no output carries (docs/api.md §3.3);
 // - `/html` and `html`/`outerHTML` reads of a rendered page carry none of the styles pagecast adds (the animation
-//   freeze, the cosmetic filters, the consent script's), while the styles the user asked for stay.
+//   freeze, the cosmetic filters, the consent script's), while the styles the user asked for stay;
+// - the envelope's `headers` are the target's, without the `connection`/`keep-alive`/`date` our egress proxy would
+//   add in browser mode, and without hop-by-hop headers in either mode (docs/api.md §4.1).
 // The pages are served under a `.test` name resolved to 127.0.0.1, since the lists turn generic cosmetic filtering
 // off on 127.0.0.1 itself (see adblock.test.ts).
+import net from 'node:net'
 import path from 'node:path'
+import type { AddressInfo } from 'node:net'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { build, qs, type Built } from '../helpers/build.ts'
 import { servePages } from '../helpers/chromium.ts'
@@ -16,16 +20,66 @@ import { VALUE_MARK_PREFIX } from '../../src/browser/page/serialize.ts'
 
 const FIXTURES = path.resolve(import.meta.dirname, '../fixtures/traces')
 
+/** An origin that answers every request with exactly these bytes of head (no `date`, no `connection` of Node's). */
+interface RawOrigin {
+  port: number
+  close (): Promise<void>
+}
+
+const RAW_BODY = '<!doctype html><html><head><meta charset="utf-8"><title>Raw origin</title></head><body><p>Raw.</p></body></html>'
+
+async function startRawOrigin (head: ReadonlyArray<[string, string]>): Promise<RawOrigin> {
+  const sockets = new Set<net.Socket>()
+  const server = net.createServer((socket) => {
+    sockets.add(socket)
+    socket.on('close', () => { sockets.delete(socket) })
+    socket.on('error', () => { socket.destroy() })
+    let received = ''
+    socket.on('data', (chunk: Buffer) => {
+      received += chunk.toString('latin1')
+      // One request per connection: answer once its head is in, then close (the length frames the body).
+      if (!received.includes('\r\n\r\n')) return
+      const lines = ['HTTP/1.1 200 OK', ...head.map(([name, value]) => `${name}: ${value}`), `Content-Length: ${Buffer.byteLength(RAW_BODY)}`]
+      socket.end(`${lines.join('\r\n')}\r\n\r\n${received.startsWith('HEAD ') ? '' : RAW_BODY}`)
+    })
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  return {
+    port: (server.address() as AddressInfo).port,
+    close: async () => {
+      for (const socket of sockets) socket.destroy()
+      await new Promise<void>((resolve) => server.close(() => { resolve() }))
+    }
+  }
+}
+
+const PLAIN_HEAD: ReadonlyArray<[string, string]> = [
+  ['Content-Type', 'text/html; charset=utf-8'],
+  ['X-Origin-Header', 'kept'],
+  ['Cache-Control', 'no-cache']
+]
+/** The origin's own hop-by-hop headers, and one its `connection` names. */
+const HOP_HEAD: ReadonlyArray<[string, string]> = [
+  ...PLAIN_HEAD,
+  ['Connection', 'keep-alive, X-Hop'],
+  ['Keep-Alive', 'timeout=5'],
+  ['X-Hop', '1']
+]
+
 let fx: FixtureServer
+let plain: RawOrigin
+let hop: RawOrigin
 let app: Built
 let host: string
 
 beforeAll(async () => {
   fx = await startFixtureServer()
   await servePages(fx, FIXTURES)
+  plain = await startRawOrigin(PLAIN_HEAD)
+  hop = await startRawOrigin(HOP_HEAD)
   host = `traces.test:${fx.port}`
   app = await build({
-    ALLOW_PRIVATE_HOSTS: host,
+    ALLOW_PRIVATE_HOSTS: `${host},127.0.0.1:${plain.port},127.0.0.1:${hop.port}`,
     API_KEYS: 'k',
     BROWSER_CONCURRENCY: '1'
   }, {
@@ -38,6 +92,8 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await app?.close()
+  await plain?.close()
+  await hop?.close()
   await fx?.close()
 })
 
@@ -139,5 +195,24 @@ describe("pagecast's own styles", () => {
     expect(res.body).toContain('<style>.user-inline { color: rgb(7, 8, 9); }</style>')
     expect(res.body).toContain(`<link rel="stylesheet" href="${linked}">`)
     expect(res.body).not.toContain('data-pagecast')
+  }, 60_000)
+})
+
+describe("the envelope's headers are the target's", () => {
+  /** A rule, so that the page is loaded with `meta=false` (and nothing else is fetched). */
+  const READ_TEXT = JSON.stringify({ text: { attr: 'text' } })
+  const expected = { 'content-type': 'text/html; charset=utf-8', 'x-origin-header': 'kept', 'cache-control': 'no-cache', 'content-length': String(Buffer.byteLength(RAW_BODY)) }
+
+  it.each([true, false])('an origin that sends no date and no connection header (prerender=%s)', async (prerender) => {
+    const res = await get('/', { url: `http://127.0.0.1:${plain.port}/`, prerender, meta: false, data: READ_TEXT })
+    expect(res.statusCode, res.body).toBe(200)
+    expect(res.headers['x-fetch-mode']).toBe(prerender ? 'prerender' : 'fetch')
+    expect((res.json() as { headers: unknown }).headers).toEqual(expected)
+  }, 60_000)
+
+  it.each([true, false])('an origin\'s own hop-by-hop headers are left out too (prerender=%s)', async (prerender) => {
+    const res = await get('/', { url: `http://127.0.0.1:${hop.port}/`, prerender, meta: false, data: READ_TEXT })
+    expect(res.statusCode, res.body).toBe(200)
+    expect((res.json() as { headers: unknown }).headers).toEqual(expected)
   }, 60_000)
 })
