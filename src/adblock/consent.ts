@@ -51,6 +51,12 @@ const CONFIG = Object.freeze({
   logs: { lifecycle: false, rulesteps: false, detectionsteps: false, evals: false, errors: false, messages: false, waits: false }
 } satisfies Config)
 
+/**
+ * The `<style>` elements autoconsent adds to a page (its prehide, cosmetic and debug styles, by their fixed ids):
+ * pagecast's, not the page's, so the serialized DOM leaves them out (browser/page/serialize.ts).
+ */
+export const CONSENT_STYLE_SELECTOR = 'style#autoconsent-prehide, style#autoconsent-css-rules, style#autoconsent-debug-styles'
+
 /** What the page reports, as CONSENT_STATUS_EXPRESSION returns it. */
 export interface ConsentStatus {
   /** A consent platform was recognised. */

@@ -14,7 +14,7 @@ import type { RequestType } from '@ghostery/adblocker'
 import { getDomain, getHostname } from 'tldts'
 import { loadConsentScript } from './consent.ts'
 
-export { CONSENT_STATUS_EXPRESSION, CONSENT_SWITCH_SCRIPT } from './consent.ts'
+export { CONSENT_STATUS_EXPRESSION, CONSENT_STYLE_SELECTOR, CONSENT_SWITCH_SCRIPT } from './consent.ts'
 export type { ConsentStatus } from './consent.ts'
 
 /** The bundled engine, next to src/ (the Docker image copies assets/ too). */

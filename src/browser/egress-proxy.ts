@@ -216,6 +216,8 @@ export async function createEgressProxy (options: EgressProxyOptions): Promise<E
     })
     upstream.on('timeout', () => { upstream.destroy(new Error('upstream idle timeout')) })
     upstream.on('response', (upstreamRes) => {
+      // No `date` of ours where the target sent none (its `connection`/`keep-alive` are dropped on reading: net/headers.ts).
+      res.sendDate = false
       res.writeHead(upstreamRes.statusCode ?? 502, upstreamRes.statusMessage, filteredHeaders(upstreamRes.rawHeaders))
       upstreamRes.pipe(res)
       upstreamRes.on('error', () => { res.destroy() })

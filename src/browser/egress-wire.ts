@@ -1,16 +1,11 @@
 // The egress proxy's pure pieces (egress-proxy.ts): the key refusals are matched by, CONNECT authorities, the
 // headers a forwarded request keeps, and how a failure is described in a refusal.
 import { isAppError } from '../errors.ts'
+import { HOP_BY_HOP, connectionOptions } from '../net/headers.ts'
 import { effectivePort } from '../util/url.ts'
 
 /** Response header on every answer the proxy makes up itself (never on a target's response). */
 export const EGRESS_MARKER_HEADER = 'x-pagecast-egress'
-
-/** Hop-by-hop headers (RFC 9110 §7.6.1) and the proxy's own, never forwarded in either direction. */
-export const HOP_BY_HOP: ReadonlySet<string> = new Set([
-  'connection', 'keep-alive', 'proxy-connection', 'proxy-authenticate', 'proxy-authorization', 'te', 'trailer',
-  'transfer-encoding', 'upgrade'
-])
 
 /** `host:port` of a URL with the effective port, the key refusals are matched by. */
 export function egressKey (url: string): string | undefined {
@@ -40,13 +35,12 @@ export function parseAuthority (authority: string): { host: string, port: number
   }
 }
 
+/** Raw headers (name, value, ...) without the hop-by-hop ones (net/headers.ts), never forwarded in either direction. */
 export function filteredHeaders (raw: readonly string[]): string[] {
   // The Connection header may name further hop-by-hop headers.
   const named = new Set<string>()
   for (let i = 0; i + 1 < raw.length; i += 2) {
-    if ((raw[i] ?? '').toLowerCase() === 'connection') {
-      for (const token of (raw[i + 1] ?? '').split(',')) named.add(token.trim().toLowerCase())
-    }
+    if ((raw[i] ?? '').toLowerCase() === 'connection') for (const name of connectionOptions(raw[i + 1])) named.add(name)
   }
   const out: string[] = []
   for (let i = 0; i + 1 < raw.length; i += 2) {

@@ -39,7 +39,7 @@ function bodyOf (scope: Scope): Selection {
 
 /**
  * One `attr` read: `html` (inner HTML), `outerHTML`, `text` (trimmed textContent, whitespace collapsed), `markdown`,
- * `val` (the value of an input, select or textarea as the DOM holds it), `json` (the whole body parsed), or an
+ * `val` (the value of an input, select or textarea: the page's live one when the browser gave it, else the markup's), `json` (the whole body parsed), or an
  * attribute's value. Without a match, the whole document: its HTML, its body's text or Markdown, or an attribute
  * of <html>. Undefined when there is nothing.
  */
@@ -58,6 +58,9 @@ export function readAttr (scope: Scope, attr: string, document: TargetDocument):
       return toMarkdown((node ?? bodyOf(scope)).html() ?? '', document.url)
     case 'val': {
       if (node === undefined) return undefined
+      // The live value the browser gave (document.ts), else the markup's.
+      const element = node.get(0)
+      if (element !== undefined && document.liveValues.has(element)) return document.liveValues.get(element) ?? undefined
       const value = node.val()
       return Array.isArray(value) ? value : value ?? undefined
     }

@@ -149,7 +149,14 @@ function readTaskOf (outputs: OutputOptions, loaded: Loaded, maxHtmlBytes: numbe
   const avKinds = AV_KINDS.filter(kind => outputs[kind])
   const values = loaded.rendered?.values
   return {
-    page: { url: loaded.url, statusCode: loaded.statusCode, headers: loaded.headers, body: loaded.body, rendered: loaded.mode === 'prerender' },
+    page: {
+      url: loaded.url,
+      statusCode: loaded.statusCode,
+      headers: loaded.headers,
+      body: loaded.body,
+      rendered: loaded.mode === 'prerender',
+      ...(loaded.rendered?.valueMark === undefined ? {} : { valueMark: loaded.rendered.valueMark })
+    },
     maxHtmlBytes,
     oembed: outputs.iframe !== false,
     ...(outputs.meta === false ? {} : { meta: { fields: outputs.meta.fields, ping: { image: outputs.ping.image, logo: outputs.ping.logo } } }),

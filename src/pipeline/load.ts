@@ -4,6 +4,7 @@ import type { Logger } from 'pino'
 import type { AppContext } from '../context.ts'
 import type { ExtractOptions } from '../schemas/options.ts'
 import type { FetchPageResult } from '../net/types.ts'
+import { endToEndHeaders } from '../net/headers.ts'
 import { AppError } from '../errors.ts'
 import { createDeadline, throwIfAborted, type Deadline } from '../util/abort.ts'
 import { fetchTarget, isBodyTooLarge } from './fetch.ts'
@@ -27,6 +28,7 @@ export interface Loaded {
   mode: 'fetch' | 'prerender'
   url: string
   statusCode: number
+  /** The target's end-to-end headers (net/headers.ts): the hop-by-hop ones describe a connection, not the page. */
   headers: Record<string, string>
   redirects: Array<{ statusCode: number, url: string }>
   body: Buffer
@@ -40,7 +42,7 @@ export interface Loaded {
 }
 
 function fromFetch (page: FetchPageResult, fetchTime: number): Loaded {
-  return { mode: 'fetch', url: page.url, statusCode: page.statusCode, headers: page.headers, redirects: page.redirects, body: page.body, fetchTime, gaveUp: [] }
+  return { mode: 'fetch', url: page.url, statusCode: page.statusCode, headers: endToEndHeaders(page.headers), redirects: page.redirects, body: page.body, fetchTime, gaveUp: [] }
 }
 
 function fromRender (rendered: Rendered): Loaded {
@@ -48,7 +50,7 @@ function fromRender (rendered: Rendered): Loaded {
     mode: 'prerender',
     url: rendered.url,
     statusCode: rendered.statusCode,
-    headers: rendered.headers,
+    headers: endToEndHeaders(rendered.headers),
     redirects: rendered.redirects,
     body: Buffer.from(rendered.html, 'utf8'),
     fetchTime: rendered.loadTime,

@@ -25,6 +25,8 @@ export interface PageReadTask {
     body: Uint8Array
     /** The browser's serialized DOM rather than the response itself. */
     rendered: boolean
+    /** The attribute the rendered DOM's form fields carry their live values under (extract/document.ts). */
+    valueMark?: string
   }
   /** MAX_HTML_BYTES. */
   maxHtmlBytes: number
@@ -65,7 +67,9 @@ export interface PageReaders {
 export async function readPage (task: PageReadTask, readers: PageReaders, signal: AbortSignal): Promise<PageReadResult> {
   const { page } = task
   const body = Buffer.from(page.body.buffer, page.body.byteOffset, page.body.byteLength)
-  const document = parseTarget({ url: page.url, headers: page.headers, body, rendered: page.rendered }, task.maxHtmlBytes)
+  const document = parseTarget({
+    url: page.url, headers: page.headers, body, rendered: page.rendered, ...(page.valueMark === undefined ? {} : { valueMark: page.valueMark })
+  }, task.maxHtmlBytes)
   const html = document.kind === 'html' ? document : undefined
   const result: PageReadResult = { data: {} }
 

@@ -2,7 +2,6 @@
 // (a DOM, an `evaluate` value) costs the renderer its own memory and never crosses DevTools into the service.
 // Sizes are UTF-8 bytes. A string's length in UTF-16 units is never above its UTF-8 size and at most a third of it,
 // so the length alone decides most texts; only one in between is encoded to be measured.
-import type { Page } from 'playwright-core'
 
 /** What the page gave: the text when it fits, else its length (UTF-16 units) and nothing of it. */
 export type Bounded = { fits: true, text: string } | { fits: false, length: number }
@@ -17,14 +16,6 @@ export const BOUND_SOURCE = `((text, max) => {
   return fits ? { fits: true, text: value } : { fits: false, length: value.length };
 })`
 
-/** The expression of the DOM serialized as Playwright's `page.content()` does, bounded at `maxBytes`. */
-export function contentExpression (maxBytes: number): string {
-  return `(() => {
-  const doctype = document.doctype ? new XMLSerializer().serializeToString(document.doctype) : '';
-  return ${BOUND_SOURCE}(doctype + (document.documentElement ? document.documentElement.outerHTML : ''), ${maxBytes});
-})()`
-}
-
 /** The outcome of an expression made with BOUND_SOURCE; anything not of its shape is the empty text. */
 export function toBounded (outcome: unknown): Bounded {
   if (outcome !== null && typeof outcome === 'object') {
@@ -33,9 +24,4 @@ export function toBounded (outcome: unknown): Bounded {
     if (fits === false && typeof length === 'number') return { fits: false, length }
   }
   return { fits: true, text: '' }
-}
-
-/** `page.content()`, at most `maxBytes` of it: the page's HTML, or its length when it is over. */
-export async function boundedContent (page: Page, maxBytes: number): Promise<Bounded> {
-  return toBounded(await page.evaluate(contentExpression(maxBytes)))
 }

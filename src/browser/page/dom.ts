@@ -36,7 +36,14 @@ export interface DomAnimation {
   cancel (): void
 }
 
+/** A constructed stylesheet (`new CSSStyleSheet()`). */
+export interface DomStyleSheet {
+  replaceSync (text: string): void
+}
+
 export interface DomDocument {
+  /** The constructed sheets the document uses besides its own. */
+  adoptedStyleSheets: DomStyleSheet[]
   head: DomElement | null
   body: DomElement | null
   documentElement: DomElement
@@ -60,4 +67,5 @@ export interface DomWindow {
   screen: { width: number, height: number, orientation?: { type: string, angle: number } }
   scrollTo (x: number, y: number): void
   getComputedStyle (element: DomElement): DomStyle
+  CSSStyleSheet: new () => DomStyleSheet
 }

@@ -1,5 +1,8 @@
-// Styles added to a loaded page through DevTools (so they work with page scripts off): inline and linked sheets, and
-// the style that stops animations. Used by the page steps (animations, inject) and by captures (code view).
+// Styles added to a loaded page through DevTools (so they work with page scripts off): the user's inline and linked
+// sheets (`styles`, elements of the page from then on), and pagecast's own (the style that stops animations, the
+// cosmetic filters), which are constructed sheets adopted by the document: they apply like any, but are no element of
+// the DOM, so no serialization of the page (`/html`, `outerHTML`, an `evaluate`) carries them. Used by the page
+// steps (animations, inject, adblock).
 import type { Page } from 'playwright-core'
 import { sleep } from '../../util/abort.ts'
 import type { DomWindow } from './dom.ts'
@@ -16,7 +19,17 @@ export const NO_ANIMATIONS_CSS = [
   '}'
 ].join('\n')
 
-/** Adds a `<style>` with `css`; works with page scripts off (the insertion runs through DevTools). */
+/** Adds pagecast's own `css` to the page as an adopted sheet: it applies, and is nowhere in the DOM. */
+export async function addOwnStyle (page: Page, css: string): Promise<void> {
+  await page.evaluate((text) => {
+    const win = globalThis as unknown as DomWindow
+    const sheet = new win.CSSStyleSheet()
+    sheet.replaceSync(text)
+    win.document.adoptedStyleSheets = [...win.document.adoptedStyleSheets, sheet]
+  }, css)
+}
+
+/** Adds a `<style>` with `css` (the user's `styles`); works with page scripts off (the insertion runs through DevTools). */
 export async function addInlineStyle (page: Page, css: string): Promise<void> {
   await page.evaluate((text) => {
     const { document } = globalThis as unknown as DomWindow
@@ -28,44 +41,52 @@ export async function addInlineStyle (page: Page, css: string): Promise<void> {
 
 const POLL_MS = 50
 
+/** Where a linked sheet's load or error is noted (a property of the element, so never in its markup). */
+const LINK_DONE = 'pagecast.linkDone'
+
 /**
- * Links a stylesheet and waits until it has loaded or failed, or `timeoutMs` passes. Polled from here, since the
- * element's load/error events need page scripts.
+ * Links a stylesheet (the user's `styles`: a plain `<link>`, nothing of ours on it) and waits until it has loaded
+ * or failed, or `timeoutMs` passes. Polled from here through a handle on the element, since the element's load/error
+ * events need page scripts.
  */
 export async function addLinkedStyle (page: Page, href: string, timeoutMs: number, signal: AbortSignal): Promise<void> {
-  const marker = `pc-${Math.random().toString(36).slice(2)}`
-  await page.evaluate(({ url, id }) => {
+  const link = await page.evaluateHandle(({ url, done }) => {
     const { document } = globalThis as unknown as DomWindow
-    const link = document.createElement('link')
-    link.rel = 'stylesheet'
-    link.href = url
-    link.dataset.pagecast = id
-    link.addEventListener('load', () => { link.dataset.pagecastDone = '1' })
-    link.addEventListener('error', () => { link.dataset.pagecastDone = '1' })
-    ;(document.head ?? document.documentElement).appendChild(link)
-  }, { url: href, id: marker })
-  const until = performance.now() + timeoutMs
-  while (performance.now() < until) {
-    const done = await page.evaluate((id) => {
-      const { document } = globalThis as unknown as DomWindow
-      const link = document.querySelector(`link[data-pagecast="${id}"]`)
-      return link === null || link.sheet !== null || link.dataset.pagecastDone === '1'
-    }, marker)
-    if (done) return
-    await sleep(Math.min(POLL_MS, Math.max(0, until - performance.now())), signal)
+    const element = document.createElement('link')
+    const key = Symbol.for(done)
+    const finish = (): void => { (element as unknown as Record<symbol, boolean>)[key] = true }
+    element.rel = 'stylesheet'
+    element.href = url
+    element.addEventListener('load', finish)
+    element.addEventListener('error', finish)
+    ;(document.head ?? document.documentElement).appendChild(element)
+    return element
+  }, { url: href, done: LINK_DONE })
+  try {
+    const until = performance.now() + timeoutMs
+    while (performance.now() < until) {
+      const done = await link.evaluate((element, key) => {
+        return element.sheet !== null || (element as unknown as Record<symbol, boolean>)[Symbol.for(key)] === true
+      }, LINK_DONE)
+      if (done) return
+      await sleep(Math.min(POLL_MS, Math.max(0, until - performance.now())), signal)
+    }
+  } finally {
+    await link.dispose().catch(() => {})
   }
 }
 
 /**
- * Adds the style that stops animations (NO_ANIMATIONS_CSS), then finishes Web Animations that end and cancels endless
- * ones (CSS cannot reach `element.animate()`): one round trip to the page.
+ * Adds the style that stops animations (NO_ANIMATIONS_CSS, pagecast's own: an adopted sheet), then finishes Web
+ * Animations that end and cancels endless ones (CSS cannot reach `element.animate()`): one round trip to the page.
  */
 export async function stopAnimations (page: Page): Promise<void> {
   await page.evaluate((css) => {
-    const { document } = globalThis as unknown as DomWindow
-    const style = document.createElement('style')
-    style.textContent = css
-    ;(document.head ?? document.documentElement).appendChild(style)
+    const win = globalThis as unknown as DomWindow
+    const { document } = win
+    const sheet = new win.CSSStyleSheet()
+    sheet.replaceSync(css)
+    document.adoptedStyleSheets = [...document.adoptedStyleSheets, sheet]
     for (const animation of document.getAnimations()) {
       const end = animation.effect?.getComputedTiming().endTime
       try {

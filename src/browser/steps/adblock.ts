@@ -9,7 +9,7 @@ import type { Adblocker, ConsentStatus, DomFeatures } from '../../adblock/index.
 import { CONSENT_HIDDEN_PROPERTY, CONSENT_STATUS_EXPRESSION } from '../../adblock/index.ts'
 import { abortable, sleep } from '../../util/abort.ts'
 import { WAIT_SHARE, type Budget } from '../page/budget.ts'
-import { addInlineStyle } from '../page/styles.ts'
+import { addOwnStyle } from '../page/styles.ts'
 import { rethrowIfFatal, type PageStep } from './step.ts'
 
 /** The longest an opt-out under way is waited for (autoconsent's own rules wait up to a few seconds). */
@@ -33,17 +33,17 @@ const FEATURES_EXPRESSION = `(() => {
 })()`
 
 /**
- * Adds the cookie-notice lists' style, then removes the elements its hiding rules match (the rules that set
+ * Adds the cookie-notice lists' style (a sheet the document adopts, so never in its markup), then removes the elements its hiding rules match (the rules that set
  * CONSENT_HIDDEN_PROPERTY; the lists' custom styles, such as a scroll lock undone, only apply). The style stays, for a
  * banner written later. Evaluates to how many elements were removed.
  */
 function consentExpression (css: string): string {
   return `(() => {
-  const style = document.createElement('style');
-  style.textContent = ${JSON.stringify(css)};
-  (document.head ?? document.documentElement).appendChild(style);
+  const sheet = new CSSStyleSheet();
+  sheet.replaceSync(${JSON.stringify(css)});
+  document.adoptedStyleSheets = [...document.adoptedStyleSheets, sheet];
   const found = new Set();
-  for (const rule of style.sheet?.cssRules ?? []) {
+  for (const rule of sheet.cssRules) {
     if (rule.style === undefined || rule.style.getPropertyValue(${JSON.stringify(CONSENT_HIDDEN_PROPERTY)}) === '') continue;
     try { for (const el of document.querySelectorAll(rule.selectorText)) found.add(el) } catch {}
   }
@@ -97,7 +97,7 @@ async function hideAds (page: Page, adblocker: Adblocker, budget: Budget, javasc
   }
   const url = page.url()
   const css = adblocker.cosmeticStyles(url, found)
-  if (css !== '') await abortable(addInlineStyle(page, css), budget.signal)
+  if (css !== '') await abortable(addOwnStyle(page, css), budget.signal)
   const consentCss = adblocker.consentStyles(url, found)
   if (consentCss !== '') await abortable(page.evaluate(consentExpression(consentCss)), budget.signal)
 }

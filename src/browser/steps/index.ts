@@ -10,12 +10,11 @@ import { AppError } from '../../errors.ts'
 import { throwIfAborted } from '../../util/abort.ts'
 import { trackNetwork } from '../network-idle.ts'
 import type { Budget } from '../page/budget.ts'
-import { boundedContent } from '../page/bounded.ts'
-import type { Adblocker } from '../../adblock/index.ts'
+import { newValueMark, serializePage, type SerializeOptions } from '../page/serialize.ts'
+import { CONSENT_STYLE_SELECTOR, type Adblocker } from '../../adblock/index.ts'
 import { adblockStep } from './adblock.ts'
 import { afterNavigationStep } from './after-navigation.ts'
 import { animationsStep } from './animations.ts'
-import { formValuesStep } from './form-values.ts'
 import { injectStep } from './inject.ts'
 import { interactStep } from './interact.ts'
 import { mediaTypeStep } from './media-type.ts'
@@ -43,8 +42,7 @@ export const PAGE_STEPS: readonly PageStep[] = Object.freeze([
   injectStep,
   interactStep,
   settleStep,
-  adblockStep,
-  formValuesStep
+  adblockStep
 ])
 
 export interface LoadedPage extends MainResponse {
@@ -52,8 +50,13 @@ export interface LoadedPage extends MainResponse {
   url: string
   /** The waits given up on (StepContext.gaveUp): empty when every one was met. */
   gaveUp: string[]
-  /** The live DOM serialized (`page.content()`). */
+  /**
+   * The live DOM serialized (`page.content()`) without what pagecast put in it (page/serialize.ts). When a rule
+   * reads `val`, each form field carries its live value under the attribute `valueMark`, which is not the page's.
+   */
   html: string
+  /** The attribute holding the live form values in `html`, when they were asked for (`LoadOptions.formValues`). */
+  valueMark?: string
 }
 
 export interface LoadPageOptions {
@@ -72,13 +75,27 @@ export interface LoadPageOptions {
 }
 
 /**
- * `page.content()`, retried once the page settles if a client-side navigation is under way. The HTML is measured in
- * the page: one over `maxBytes` never leaves it, and is refused as the plain fetch refuses such a body.
+ * The DOM serialized (page/serialize.ts), retried once the page settles if a client-side navigation is under way. The
+ * HTML is measured in the page: one over `maxBytes` never leaves it, and is refused as the plain fetch refuses such
+ * a body.
  */
-async function serialize (page: Page, budget: Budget, maxBytes: number): Promise<string> {
-  const content = await acrossNavigation(page, budget, async () => await boundedContent(page, maxBytes))
+async function serialize (page: Page, budget: Budget, options: SerializeOptions): Promise<string> {
+  const content = await acrossNavigation(page, budget, async () => await serializePage(page, options))
   if (content.fits) return content.text
-  throw new AppError('EINVALURL', { data: { url: `The rendered page's HTML is over MAX_HTML_BYTES (${maxBytes} bytes).` } })
+  throw new AppError('EINVALURL', { data: { url: `The rendered page's HTML is over MAX_HTML_BYTES (${options.maxBytes} bytes).` } })
+}
+
+/**
+ * How the DOM of a page loaded with `options` is serialized: without the consent script's styles when it ran
+ * (`adblock` with JavaScript), with the live form values when a rule reads `val`.
+ */
+function serializeOptions (options: LoadOptions, adblocker: Adblocker | undefined, maxBytes: number): SerializeOptions {
+  const consent = options.adblock === true && adblocker !== undefined && options.javascript
+  return {
+    maxBytes,
+    ...(consent ? { omit: CONSENT_STYLE_SELECTOR } : {}),
+    ...(options.formValues === true ? { valueMark: newValueMark() } : {})
+  }
 }
 
 /**
@@ -113,9 +130,10 @@ export async function loadPage (
     if (response === undefined) throw new Error('the navigation step did not run')
     if (!serializes) return { url: page.url(), ...response, gaveUp: step.gaveUp, html: '' }
     const t = performance.now()
-    const html = await serialize(page, budget, maxHtmlBytes)
+    const how = serializeOptions(options, adblocker, maxHtmlBytes)
+    const html = await serialize(page, budget, how)
     if (timings !== undefined) timings.serialize = performance.now() - t
-    return { url: page.url(), ...response, gaveUp: step.gaveUp, html }
+    return { url: page.url(), ...response, gaveUp: step.gaveUp, html, ...(how.valueMark === undefined ? {} : { valueMark: how.valueMark }) }
   } finally {
     tracker.dispose()
   }

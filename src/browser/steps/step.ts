@@ -19,7 +19,7 @@ import { WAIT_SHARE, type Budget } from '../page/budget.ts'
 export type LoadOptions = StepOptions & Pick<TargetOptions, 'url' | 'timeout'> & Pick<EmulationOptions, 'javascript' | 'mediaType' | 'animations'> & {
   /** `adblock`: the filters and the consent script are applied (they need StepContext.adblocker). Off when absent. */
   readonly adblock?: boolean
-  /** Write form fields' live values into the DOM before it is serialized (a `data` rule reads `val`). */
+  /** Serialize the form fields' live values with the DOM, for a `data` rule that reads `val` (page/serialize.ts). */
   readonly formValues?: boolean
   /** Whether the page may be printed (`pdf`; unknown when absent): printing uses `print` unless `screen` is emulated. */
   readonly prints?: boolean
