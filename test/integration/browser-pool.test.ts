@@ -2,7 +2,7 @@
 // try to hang a job (dialogs, downloads, popups). Real Chromium, loopback fixture servers only. No timings are
 // asserted (other suites share the two cores); "at once" means "before anything else was let go".
 import { execFile } from 'node:child_process'
-import { existsSync, readdirSync } from 'node:fs'
+import { existsSync, readdirSync, statSync } from 'node:fs'
 import { chmod, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
 import type http from 'node:http'
 import os from 'node:os'
@@ -395,6 +395,9 @@ describe("Chromium's crash reporter", () => {
       const pid = crashing.browserPid() as number
       const home = homeOf(pid) as string
       expect(home).toBeDefined()
+      // A private folder made for this launch.
+      expect(path.dirname(home)).toBe(os.tmpdir())
+      expect(statSync(home).mode & 0o777).toBe(0o700)
       const handlers = crashHandlersIn(home)
       expect(handlers.length).toBeGreaterThan(0)
       // A renderer that crashes leaves a minidump in the crash database.
