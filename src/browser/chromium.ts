@@ -100,9 +100,11 @@ export function chromiumArgs (options: ChromiumArgsOptions = {}): string[] {
 // network and storage services) stays in that group. So the group is the tree to kill when closing hangs or the
 // browser died and left children behind. Crashpad is NOT off, whatever --disable-breakpad suggests: Chromium 156 on
 // Linux starts two chrome_crashpad_handler processes, double-forked out of the group (parent: init), with their
-// database under $HOME/.config/chromium/Crash Reports. Its only off switch, --disable-crashpad-for-testing, breaks
-// the network service (every navigation times out); BREAKPAD_DUMP_LOCATION does not move its database. Open issue.
-
+// database (minidumps of crashed processes: their memory, pages included) under $HOME/.config/chromium/Crash
+// Reports. Its only off switch, --disable-crashpad-for-testing, breaks the network service (every navigation times
+// out), and BREAKPAD_DUMP_LOCATION does not move its database. So each launch gets a HOME of its own
+// (launch-home.ts): its handlers are the processes whose `--database=` names that folder, and they are killed and
+// the folder removed when that browser is gone.
 
 export interface ProcessInfo {
   pid: number
@@ -148,6 +150,17 @@ export function findPidByMarker (marker: string): number | undefined {
     if (cmdline.split('\0').includes(marker)) return pid
   }
   return undefined
+}
+
+/** The live processes with an argument that starts with `prefix` (`--database=<a launch's own HOME>/`). */
+export function findPidsByArgumentPrefix (prefix: string): number[] {
+  const found: number[] = []
+  for (const pid of allPids()) {
+    let cmdline: string
+    try { cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8') } catch { continue }
+    if (cmdline.split('\0').some((arg) => arg.startsWith(prefix)) && readStat(pid) !== undefined) found.push(pid)
+  }
+  return found
 }
 
 /** SIGKILLs every live member of a browser's process group; returns how many were signalled. */

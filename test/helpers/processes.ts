@@ -1,5 +1,6 @@
 // Processes as /proc shows them, for tests that read the browser's environment (secrets.test.ts), kill a renderer
-// mid-job (retry.test.ts), or look for Chromiums left behind (overload.test.ts, lighthouse.test.ts); and the ports
+// mid-job (retry.test.ts), look for Chromiums left behind (overload.test.ts, lighthouse.test.ts) or for the crash
+// handlers of one launch (browser-pool.test.ts, lighthouse.test.ts); and the ports
 // this process listens on (isolation.test.ts finds its pool's egress proxies). Linux only, like the rest of the suite.
 import { readdirSync, readFileSync, readlinkSync } from 'node:fs'
 
@@ -49,6 +50,26 @@ export function commandLine (pid: number): string[] {
   } catch {
     return []
   }
+}
+
+/** NAME=value entries of a process's environment as it was started. */
+export function environOf (pid: number): string[] {
+  return readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0').filter(entry => entry !== '')
+}
+
+/** HOME in a process's environment as it was started (undefined when it had none). */
+export function homeOf (pid: number): string | undefined {
+  return environOf(pid).find(entry => entry.startsWith('HOME='))?.slice('HOME='.length)
+}
+
+/** The live chrome_crashpad_handler processes whose crash database is inside `home` (only that folder's). */
+export function crashHandlersIn (home: string): number[] {
+  return processTable().map(p => p.pid).filter(pid => commandLine(pid).some(arg => arg.startsWith(`--database=${home}/`)))
+}
+
+/** Whether `pid` is a live process (not gone, not a zombie). */
+export function isAlive (pid: number): boolean {
+  return processTable().some(p => p.pid === pid)
 }
 
 /** The renderer processes of a browser (Chromium's `--type=renderer` children; a zygote's child rewrites its

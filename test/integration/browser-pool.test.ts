@@ -2,6 +2,7 @@
 // try to hang a job (dialogs, downloads, popups). Real Chromium, loopback fixture servers only. No timings are
 // asserted (other suites share the two cores); "at once" means "before anything else was let go".
 import { execFile } from 'node:child_process'
+import { existsSync, readdirSync, statSync } from 'node:fs'
 import { chmod, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
 import type http from 'node:http'
 import os from 'node:os'
@@ -19,6 +20,7 @@ import { BrowserError, isRetryable, toBrowserError } from '../../src/browser/err
 import { findChromium } from '../../src/browser/chromium.ts'
 import { startFixtureServer } from '../helpers/fixture-server.ts'
 import type { FixtureServer } from '../helpers/fixture-server.ts'
+import { crashHandlersIn, homeOf, isAlive } from '../helpers/processes.ts'
 
 const run = promisify(execFile)
 const FIXTURES = path.resolve(import.meta.dirname, '../fixtures/browser')
@@ -278,6 +280,9 @@ describe('supervision', () => {
   it('fails the running job with a retryable code when Chromium is killed, then relaunches', async () => {
     const pid = relaunching.browserPid()
     expect(pid).toBeGreaterThan(0)
+    const home = homeOf(pid as number) as string
+    const handlers = crashHandlersIn(home)
+    expect(handlers.length).toBeGreaterThan(0)
     const launches = relaunching.stats().launches
     let navigated = false
     const running = job(relaunching, async (page) => {
@@ -300,10 +305,21 @@ describe('supervision', () => {
     expect(relaunching.browserPid()).not.toBe(pid)
     expect(relaunching.health()).toBe(true)
     await vi.waitFor(async () => { expect(await groupMembers(pid as number)).toEqual([]) })
+    // The killed browser's crash handlers (outside its group) and HOME went too; the new browser has another HOME.
+    await vi.waitFor(() => {
+      expect(handlers.filter(isAlive)).toEqual([])
+      expect(existsSync(home)).toBe(false)
+    }, { timeout: 10_000 })
+    const newHome = homeOf(relaunching.browserPid() as number) as string
+    expect(newHome).not.toBe(home)
+    expect(crashHandlersIn(newHome).length).toBeGreaterThan(0)
   })
 
   it('replaces the browser after maxJobsPerBrowser jobs, once its running jobs are done', async () => {
     const firstPid = relaunching.browserPid() as number
+    const firstHome = homeOf(firstPid) as string
+    const firstHandlers = crashHandlersIn(firstHome)
+    expect(firstHandlers.length).toBeGreaterThan(0)
     const launches = relaunching.stats().launches
     const titles: string[] = []
     for (let i = 0; i < 4; i++) {
@@ -316,6 +332,10 @@ describe('supervision', () => {
     expect(relaunching.stats().launches).toBeGreaterThan(launches)
     expect(relaunching.browserPid()).not.toBe(firstPid)
     await vi.waitFor(async () => { expect(await groupMembers(firstPid)).toEqual([]) }, { timeout: 10_000 })
+    await vi.waitFor(() => {
+      expect(firstHandlers.filter(isAlive)).toEqual([])
+      expect(existsSync(firstHome)).toBe(false)
+    }, { timeout: 10_000 })
   })
 
   it('close() lets the running job finish, rejects the queued one, and leaves no Chromium process', async () => {
@@ -349,6 +369,9 @@ describe('a browser that will not close', () => {
   it('is killed, with every process of its tree, when close() times out', async () => {
     const stuck = await createBrowserPool({ concurrency: 1, queueLimit: 1, closeTimeoutMs: 1000 }, { guard })
     const pid = stuck.browserPid() as number
+    const home = homeOf(pid) as string
+    const handlers = crashHandlersIn(home)
+    expect(handlers.length).toBeGreaterThan(0)
     expect(await job(stuck, async (page) => { await page.goto(`${server.origin}/plain.html`); return await page.title() })).toBe('Plain fixture')
     const members = await groupMembers(pid)
     expect(members.length).toBeGreaterThan(1)
@@ -356,6 +379,47 @@ describe('a browser that will not close', () => {
     process.kill(pid, 'SIGSTOP')
     await stuck.close()
     await vi.waitFor(async () => { expect(await groupMembers(pid)).toEqual([]) }, { timeout: 10_000 })
+    expect(handlers.filter(isAlive)).toEqual([])
+    expect(existsSync(home)).toBe(false)
+  })
+})
+
+describe("Chromium's crash reporter", () => {
+  // It cannot be turned off (src/browser/chromium.ts): its handlers run outside the browser's process group, and
+  // their database holds minidumps (a crashed process's memory, the page it rendered included).
+  it("keeps its handlers and dumps in a HOME of the launch's own, all gone once the pool has closed", async () => {
+    // The service's own HOME, as the child environment would pass it on.
+    const serviceHome = await mkdtemp(path.join(os.tmpdir(), 'pagecast-service-home-'))
+    const crashing = await createBrowserPool({ concurrency: 1, queueLimit: 1, env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: serviceHome } }, { guard })
+    try {
+      const pid = crashing.browserPid() as number
+      const home = homeOf(pid) as string
+      expect(home).toBeDefined()
+      // A private folder made for this launch.
+      expect(path.dirname(home)).toBe(os.tmpdir())
+      expect(statSync(home).mode & 0o777).toBe(0o700)
+      const handlers = crashHandlersIn(home)
+      expect(handlers.length).toBeGreaterThan(0)
+      // A renderer that crashes leaves a minidump in the crash database.
+      const crashed = await settled(job(crashing, async (page) => {
+        await page.goto(`${server.origin}/plain.html?crash`)
+        const cdp = await page.context().newCDPSession(page)
+        await cdp.send('Page.crash').catch(() => {})
+        await page.waitForTimeout(20_000)
+      }))
+      expect((crashed as AppError).code).toBe('EPAGECRASH')
+      const pending = path.join(home, '.config', 'chromium', 'Crash Reports', 'pending')
+      await vi.waitFor(() => { expect(readdirSync(pending).filter(name => name.endsWith('.dmp')).length).toBeGreaterThan(0) }, { timeout: 10_000 })
+      // Still rendering after that.
+      expect(await job(crashing, async (page) => { await page.goto(`${server.origin}/plain.html`); return await page.title() })).toBe('Plain fixture')
+      await crashing.close()
+      expect(handlers.filter(isAlive)).toEqual([])
+      expect(existsSync(home)).toBe(false)
+      expect(readdirSync(serviceHome)).toEqual([])
+    } finally {
+      await crashing.close()
+      await rm(serviceHome, { recursive: true, force: true })
+    }
   })
 })
 

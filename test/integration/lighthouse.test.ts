@@ -2,15 +2,16 @@
 // numeric category scores, Lighthouse's own HTML and CSV reports, a preset, settings Lighthouse or pagecast refuses
 // (400), every request of the run under the address guard (a page that references a loopback server outside
 // ALLOW_PRIVATE_HOSTS: that server gets no connection), the run's Chromium started with the child environment only,
-// the deadline (ETIMEOUT, and no Lighthouse Chromium left), and two requests at once running one after the other.
-import { readFileSync } from 'node:fs'
+// the deadline (ETIMEOUT, and no Lighthouse Chromium left), and two requests at once running one after the other;
+// the browser's HOME is the run's own, and its crash handlers and that folder are gone after the run.
+import { existsSync, readFileSync } from 'node:fs'
 import net from 'node:net'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { CHILD_ENV_NAMES, CHILD_ENV_PREFIXES } from '../../src/config.ts'
 import { LIGHTHOUSE_MARKER } from '../../src/browser/lighthouse/index.ts'
 import { build, qs, type Built } from '../helpers/build.ts'
 import { startFixtureServer, type FixtureServer } from '../helpers/fixture-server.ts'
-import { commandLine, descendantsOf, processTable } from '../helpers/processes.ts'
+import { commandLine, crashHandlersIn, descendantsOf, isAlive, processTable } from '../helpers/processes.ts'
 
 const SECRET_KEY = 'lighthouse-api-key-secret-91'
 const UNLISTED = 'lighthouse-unlisted-secret-92'
@@ -109,10 +110,15 @@ function lighthouseProcesses (): Map<number, string> {
 }
 
 
-/** Watches Lighthouse Chromiums while `work` runs: the markers seen, the most alive at once, their environments. */
+/**
+ * Watches Lighthouse Chromiums while `work` runs: the markers seen, the most alive at once, their environments, the
+ * HOME each browser started with, and the crash handlers (outside the browser's tree) that name a HOME of its own.
+ */
 async function watching<T> (work: Promise<T>) {
   const markers = new Set<string>()
   const environments = new Map<number, string[]>()
+  const homes = new Set<string>()
+  const handlers = new Set<number>()
   /** The browser of each tree: the first process seen with its marker (helpers start after it). */
   const roots = new Map<string, number>()
   let mostAtOnce = 0
@@ -130,11 +136,19 @@ async function watching<T> (work: Promise<T>) {
           } catch {}
         }
       }
+      for (const root of roots.values()) {
+        const home = environments.get(root)?.find(entry => entry.startsWith('HOME='))?.slice('HOME='.length)
+        if (home === undefined) continue
+        homes.add(home)
+        // The service's HOME is shared with every other browser on the machine: only a HOME of the run's own tells
+        // which handlers are its.
+        if (home !== SERVICE_ENV.HOME) for (const pid of crashHandlersIn(home)) handlers.add(pid)
+      }
       await new Promise(resolve => setTimeout(resolve, 40))
     }
   })()
   try {
-    return { result: await work, markers, environments, roots, mostAtOnce: () => mostAtOnce }
+    return { result: await work, markers, environments, roots, homes, handlers, mostAtOnce: () => mostAtOnce }
   } finally {
     done = true
     await poll
@@ -203,8 +217,15 @@ describe('insights.lighthouse', () => {
     const foreign = names.filter(name => service.has(name) && !CHILD_ENV_NAMES.includes(name) &&
       !CHILD_ENV_PREFIXES.some(prefix => name.startsWith(prefix)) && !['PWD', 'OLDPWD', 'SHLVL', '_'].includes(name))
     expect(foreign).toEqual([])
-    // Nothing of it is left.
+    // Nothing of it is left: its crash handlers (outside its process group) and its HOME, crash database included,
+    // went with it.
     expect(lighthouseProcesses().size).toBe(0)
+    expect(watched.homes.size).toBe(1)
+    const [home] = [...watched.homes]
+    expect(home).not.toBe(SERVICE_ENV.HOME)
+    expect(watched.handlers.size).toBeGreaterThan(0)
+    expect([...watched.handlers].filter(isAlive)).toEqual([])
+    expect(existsSync(home as string)).toBe(false)
   }, 120_000)
 
   it('runs two requests one after the other, giving html (with a preset) and csv reports unchanged', async () => {
@@ -288,6 +309,12 @@ describe('insights.lighthouse', () => {
     // The answer does not wait for the clean-up (as with any request past its deadline), which follows at once:
     // the browser's process group is killed, the worker thread ended, the slot and the turn given back.
     await expect.poll(() => lighthouseProcesses().size, { timeout: 2000, interval: 50 }).toBe(0)
+    // Its crash handlers and HOME too.
+    const [home] = [...watched.homes]
+    expect(home).not.toBe(SERVICE_ENV.HOME)
+    expect(watched.handlers.size).toBeGreaterThan(0)
+    await expect.poll(() => [...watched.handlers].filter(isAlive), { timeout: 2000, interval: 50 }).toEqual([])
+    await expect.poll(() => existsSync(home as string), { timeout: 2000, interval: 50 }).toBe(false)
     await expect.poll(() => app.ctx.browser.stats().active, { timeout: 2000, interval: 50 }).toBe(0)
     expect(app.ctx.lighthouse.stats()).toEqual({ running: false, waiting: 0 })
   }, 30_000)

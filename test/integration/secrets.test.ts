@@ -3,13 +3,12 @@
 // constant-time comparison; sha256: keys end to end; no client reads another's private result; no secret of the
 // service's environment in any process of the browser.
 import { createHash } from 'node:crypto'
-import { readFileSync } from 'node:fs'
 import { afterAll, beforeAll, describe, expect, inject, it, vi } from 'vitest'
 import { CHILD_ENV_NAMES, CHILD_ENV_PREFIXES } from '../../src/config.ts'
 import { build, qs, type Built } from '../helpers/build.ts'
 import { startFixtureServer, type FixtureServer } from '../helpers/fixture-server.ts'
 import { freePort } from '../setup/global-setup.ts'
-import { browserProcesses } from '../helpers/processes.ts'
+import { browserProcesses, environOf } from '../helpers/processes.ts'
 
 // Records every timingSafeEqual call of the key verifier (the real one still answers).
 const compared = vi.hoisted(() => [] as Array<[Buffer, Buffer]>)
@@ -258,11 +257,6 @@ describe('private results', () => {
     expect(cached.body).not.toContain('Alice private')
   }, 60_000)
 })
-
-/** NAME=value entries of a process's environment as it was started. */
-function environOf (pid: number): string[] {
-  return readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0').filter(entry => entry !== '')
-}
 
 describe("the browser's environment", () => {
   it('holds no secret of the service: not API_KEYS, the S3 credentials, REDIS_URL or anything else beyond the allowlist', async () => {

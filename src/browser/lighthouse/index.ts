@@ -12,10 +12,10 @@
 // behind the address guard (the request's `proxy` chained behind it), and has the Lighthouse worker thread
 // (host.ts, worker.ts) check the config, launch the browser (chromium.ts) and run Lighthouse through puppeteer-core.
 // At the deadline the browser's process group is killed and the request fails with ETIMEOUT; whatever happens, the
-// browser, the proxy and the profile are gone before the run answers.
+// browser, the proxy and the profile are gone before the run answers. The browser's HOME is a folder of the run's
+// own (launch-home.ts), the profile inside it: removed with the run, Chromium's crash handlers and dumps with it.
 import { randomUUID } from 'node:crypto'
-import { mkdtemp, rm } from 'node:fs/promises'
-import os from 'node:os'
+import { mkdir } from 'node:fs/promises'
 import path from 'node:path'
 import type { Logger } from 'pino'
 import { AppError, isAppError } from '../../errors.ts'
@@ -24,6 +24,7 @@ import type { LighthouseOptions } from '../../schemas/options.ts'
 import { abortError, createDeadline } from '../../util/abort.ts'
 import { findChromium } from '../chromium.ts'
 import { createEgressProxy } from '../egress-proxy.ts'
+import { createLaunchHome } from '../launch-home.ts'
 import type { EgressRefusal } from '../egress-proxy.ts'
 import type { SlotWork } from '../pool/types.ts'
 import { LIGHTHOUSE_MARKER } from './chromium.ts'
@@ -93,8 +94,10 @@ export function createLighthouseRunner (options: LighthouseRunnerOptions): Light
       proxyCa: options.proxyCa
     })
     proxy.newJob(run.proxy)
-    const userDataDir = await mkdtemp(path.join(os.tmpdir(), 'pagecast-lighthouse-'))
+    const home = await createLaunchHome(options.env)
     try {
+      const userDataDir = path.join(home.dir, 'profile')
+      await mkdir(userDataDir, { mode: 0o700 })
       const reply = await host.run({
         url,
         options: lighthouseOptions,
@@ -102,7 +105,7 @@ export function createLighthouseRunner (options: LighthouseRunnerOptions): Light
         launch: {
           executablePath,
           proxyServer: proxy.server,
-          env: options.env,
+          env: home.env,
           userDataDir,
           marker: `${LIGHTHOUSE_MARKER}=${randomUUID()}`,
           timeoutMs: run.deadline - Date.now()
@@ -114,7 +117,7 @@ export function createLighthouseRunner (options: LighthouseRunnerOptions): Light
       throw new Error(`Lighthouse failed: ${reply.message}`, { cause: reply.stack })
     } finally {
       await proxy.close()
-      await rm(userDataDir, { recursive: true, force: true }).catch(() => {})
+      await home.remove()
     }
   }
 

@@ -1,12 +1,15 @@
 // Browser generations (the gotenberg supervisor habit): launches or connects to Chromium, relaunches after a crash
 // or disconnect (with a backoff while launches keep failing, until one succeeds), retires a browser after `maxJobsPerBrowser` jobs
-// once its running jobs are done, and closes a browser by killing whatever of its process tree is left. It knows
+// once its running jobs are done, and closes a browser by killing whatever of its process tree is left, its crash
+// handlers included (each launch has a HOME of its own, launch-home.ts, removed with the browser). It knows
 // nothing of leases or the queue: what they must do when a browser comes or goes is passed in as hooks.
 import { createRequire } from 'node:module'
 import { chromium } from 'playwright-core'
 import type { Browser } from 'playwright-core'
 import { chromiumArgs, findPidByMarker, killProcessGroup, processGroupMembers, processStartTime } from '../chromium.ts'
 import { toBrowserError } from '../errors.ts'
+import { createLaunchHome } from '../launch-home.ts'
+import type { LaunchHome } from '../launch-home.ts'
 import { isTimedOut, sleep, within } from '../../util/abort.ts'
 import type { BrowserPoolLog, BrowserReadiness, PoolCounters } from './types.ts'
 
@@ -19,6 +22,8 @@ export interface Generation {
   browser: Browser
   pid: number | undefined
   pidStartTime: number | undefined
+  /** The launched browser's own HOME (none for a remote browser): removed, crash handlers and dumps with it. */
+  home: LaunchHome | undefined
   version: string
   /** Jobs dispatched to it. */
   jobs: number
@@ -193,6 +198,7 @@ export class Supervisor {
         for (let i = 0; i < 20 && processGroupMembers(gen.pid).length > 0; i++) await sleep(50)
         killProcessGroup(gen.pid, gen.pidStartTime)
       }
+      await gen.home?.remove()
       gen.state = 'dead'
       this.#generations.delete(gen)
     })()
@@ -229,19 +235,27 @@ export class Supervisor {
     const id = ++this.#generationCount
     const marker = `--pagecast-browser=${this.#options.poolId}-${id}`
     let browser: Browser
+    let home: LaunchHome | undefined
     if (wsEndpoint !== undefined) {
       browser = await chromium.connect(wsEndpoint, { timeout: launchTimeoutMs }).catch((err: unknown) => { throw remoteError(err) })
     } else {
-      browser = await chromium.launch({
-        executablePath: this.#options.executablePath,
-        args: chromiumArgs({ proxyHost: '127.0.0.1', extra: [...this.#options.extraArgs, marker] }),
-        proxy: { server: this.#options.proxyServer, bypass: '<-loopback>', ...this.#options.proxyCredentials },
-        env: { ...this.#options.env },
-        timeout: launchTimeoutMs,
-        handleSIGINT: false,
-        handleSIGTERM: false,
-        handleSIGHUP: false
-      })
+      home = await createLaunchHome(this.#options.env)
+      try {
+        browser = await chromium.launch({
+          executablePath: this.#options.executablePath,
+          args: chromiumArgs({ proxyHost: '127.0.0.1', extra: [...this.#options.extraArgs, marker] }),
+          proxy: { server: this.#options.proxyServer, bypass: '<-loopback>', ...this.#options.proxyCredentials },
+          env: { ...home.env },
+          timeout: launchTimeoutMs,
+          handleSIGINT: false,
+          handleSIGTERM: false,
+          handleSIGHUP: false
+        })
+      } catch (err) {
+        // Playwright has killed what it started; the crash handlers it did not know of go with the folder.
+        await home.remove()
+        throw err
+      }
     }
     const pid = wsEndpoint !== undefined ? undefined : findPidByMarker(marker)
     const gen: Generation = {
@@ -249,6 +263,7 @@ export class Supervisor {
       browser,
       pid,
       pidStartTime: pid === undefined ? undefined : processStartTime(pid),
+      home,
       version: browser.version(),
       jobs: 0,
       running: 0,
@@ -270,8 +285,11 @@ export class Supervisor {
     // Children of a killed browser may linger: the group goes.
     if (gen.pid !== undefined) killProcessGroup(gen.pid, gen.pidStartTime)
     if (!planned) {
-      gen.closed = Promise.resolve()
-      this.#generations.delete(gen)
+      // Its crash handlers and folder go too; closeAll() waits for that (the generation stays listed until then).
+      gen.closed = (async () => {
+        await gen.home?.remove()
+        this.#generations.delete(gen)
+      })()
     }
     if (!this.#closing) this.ensure()
   }
