@@ -2,6 +2,7 @@
 // a bad value throws a ConfigError naming the variable, and server.ts exits with that message. A .env file, when
 // there is one, is loaded into the environment first (docs/operations.md#environment).
 import { existsSync } from 'node:fs'
+import { isIP } from 'node:net'
 import os from 'node:os'
 import ms from 'ms'
 
@@ -104,6 +105,29 @@ export class ConfigError extends Error {
     super(`Invalid configuration: ${variable} ${message}`)
     this.name = 'ConfigError'
     this.variable = variable
+  }
+}
+
+/**
+ * The one line to print when a listener cannot open (src/server.ts): the variable to change and why, as a
+ * ConfigError; undefined for an error that is not about the port or the address.
+ */
+export function listenError (err: unknown, variable: 'FREE_PORT' | 'PRO_PORT' | 'METRICS_PORT', port: number, host: string): ConfigError | undefined {
+  const code = typeof err === 'object' && err !== null && 'code' in err ? String(err.code) : ''
+  switch (code) {
+    case 'EADDRINUSE':
+      return new ConfigError(variable, `${port}: the port is in use on ${host} (another program, or another pagecast, listens there); set ${variable} to a free port`)
+    case 'EACCES':
+      return new ConfigError(variable, `${port}: this user may not listen on that port; set ${variable} to a port above 1023`)
+    case 'EADDRNOTAVAIL':
+      return new ConfigError('HOST', `${host}: not an address of this machine; set HOST to one of its addresses (0.0.0.0: all of them, 127.0.0.1: this machine only)`)
+    case 'ENOTFOUND':
+    case 'EAI_AGAIN':
+    case 'EAI_FAIL':
+    case 'EAI_NONAME':
+      return new ConfigError('HOST', `${host}: the name does not resolve; set HOST to an address of this machine (0.0.0.0: all of them, 127.0.0.1: this machine only)`)
+    default:
+      return undefined
   }
 }
 
@@ -342,10 +366,16 @@ export function loadConfig (env: Env = {}): Readonly<Config> {
     }
   }
 
+  const host = str(env, 'HOST') ?? '0.0.0.0'
+  // An address, or a host name; a dotted quad that is no IPv4 address is a typo, not a name to look up.
+  if (!/^[A-Za-z0-9.:_-]+$/.test(host) || (/^[\d.]+$/.test(host) && isIP(host) === 0)) {
+    throw new ConfigError('HOST', `must be an address of this machine to listen on, such as 0.0.0.0 (all) or 127.0.0.1 (got "${host}")`)
+  }
+
   const cpus = Math.max(1, os.availableParallelism())
 
   return Object.freeze({
-    host: str(env, 'HOST') ?? '0.0.0.0',
+    host,
     freePort,
     proPort,
     region,
