@@ -43,11 +43,14 @@ export type S3FailureReason = 'bucket missing' | 'access denied' | 'endpoint unr
 /**
  * An S3 failure said plainly, with the variable to look at: the SDK names a HEAD request's failure after its
  * bare status (`NotFound`, `Forbidden`, message `UnknownError`), and a refused connection is a plain `Error`.
- * The message carries the bucket and the endpoint's origin, never a credential.
+ * The message carries the bucket and the endpoint's origin, never a credential; the SDK's error is not kept as the
+ * cause (some carry the access key id, `AWSAccessKeyId`), only its name and status.
  */
 export class S3Failure extends Error {
   readonly reason: S3FailureReason
   readonly status: number | undefined
+  /** The SDK's name for the error (`NoSuchBucket`, `InvalidAccessKeyId`, ...) or the socket's code. */
+  readonly sdkName: string
   constructor (err: unknown, bucket: string, endpoint: string | undefined) {
     const status = statusOf(err)
     const name = (err as { name?: string } | undefined)?.name ?? ''
@@ -67,10 +70,11 @@ export class S3Failure extends Error {
     } else {
       message = `S3 call on bucket "${bucket}" at ${where} failed: ${name === '' ? 'error' : name}${status === undefined ? '' : ` (HTTP ${status})`}`
     }
-    super(message, { cause: err })
+    super(message)
     this.name = 'S3Failure'
     this.reason = reason
     this.status = status
+    this.sdkName = code !== '' ? code : name
   }
 }
 

@@ -314,6 +314,9 @@ describe('s3 storage failures, said plainly (the run\'s s3rver)', () => {
       expect(logged).not.toContain('UnknownError')
       expect(logged).not.toContain('not-the-secret')
       expect((err as { cause: Error }).cause.message).not.toContain('not-the-secret')
+      // Nor the access key id an SDK error carries (InvalidAccessKeyId's AWSAccessKeyId), however the error is logged.
+      expect(JSON.stringify((err as { cause: unknown }).cause)).not.toContain('NOBODY')
+      expect((err as { cause: { cause?: unknown } }).cause.cause).toBeUndefined()
     } finally {
       await storage.close()
     }
