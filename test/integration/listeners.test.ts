@@ -102,7 +102,7 @@ describe('the process', () => {
     const code = await new Promise<number | null>(resolve => child.on('exit', resolve))
     expect(code).toBe(1)
     expect(stderr).toContain('FREE_PORT')
-  })
+  }, 90_000)
 
   /** Starts the service with `env` (besides HOST and the two ports given), and what it wrote to stderr by its exit. */
   async function startAndFail (env: Record<string, string>): Promise<{ code: number | null, stderr: string }> {
