@@ -1,7 +1,8 @@
 // Entry point: .env -> loadConfig -> createContext -> buildApp (x2) -> listen. Owns signals and shutdown:
 // requests in flight finish, then the context closes (store, clients) in reverse order.
 import closeWithGrace from 'close-with-grace'
-import { ConfigError, listenError, loadConfig, loadEnvFile } from './config.ts'
+import { ConfigError, loadConfig, loadEnvFile } from './config.ts'
+import { listenError } from './listen-error.ts'
 import { createLogger } from './logger.ts'
 import { re2Status } from './metadata/re2.ts'
 import { bundledFingerprints } from './insights/fingerprints.ts'
