@@ -153,6 +153,44 @@ function pssKb (pid: number): number {
   }
 }
 
+/** A field of /proc/<pid>/status, in its unit (kB for sizes), 0 when the process is gone. */
+function statusField (pid: number, field: string): number {
+  try {
+    return Number(new RegExp(`^${field}:\\s+(\\d+)`, 'm').exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0)
+  } catch {
+    return 0
+  }
+}
+
+export interface TreeMemory {
+  /** The root process (the service, its worker threads included), in MiB. */
+  servicePss: number
+  serviceThreads: number
+  /** Every process under it (Chromium's), in MiB. */
+  chromiumPss: number
+  chromiumProcesses: number
+  totalPss: number
+  /** RSS summed over the processes: a shared page counts once per process that maps it. */
+  totalRss: number
+}
+
+/** The memory of a process and everything under it, split between the root and its descendants (Linux /proc). */
+export function treeMemory (root: number): TreeMemory {
+  const out: TreeMemory = { servicePss: 0, serviceThreads: statusField(root, 'Threads'), chromiumPss: 0, chromiumProcesses: 0, totalPss: 0, totalRss: 0 }
+  for (const pid of processTree(root)) {
+    const pss = pssKb(pid) / 1024
+    out.totalPss += pss
+    out.totalRss += statusField(pid, 'VmRSS') / 1024
+    if (pid === root) {
+      out.servicePss += pss
+    } else {
+      out.chromiumPss += pss
+      out.chromiumProcesses += 1
+    }
+  }
+  return out
+}
+
 /** Proportional set size of a process and all its descendants, in MiB (Linux /proc). */
 export function treePss (root: number): number {
   let kb = 0

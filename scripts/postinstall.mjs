@@ -12,10 +12,16 @@
 //    Node and against that Node's own headers: it fetches re2's prebuilt binary from GitHub when it can, and
 //    otherwise compiles it (python3, make and a C++ compiler). Without re2, url-regex-safe falls back silently to
 //    backtracking RegExp, so a failure is reported loudly here, and the service says at start whether re2 is on.
+//    The build's output (hundreds of compiler lines, warnings among them) goes to node_modules/.pagecast-re2-build.log,
+//    not the terminal: one line says it started and how long it may take, and only a failure shows its last lines.
+//
+// On a Node older than 24, npm prints EBADENGINE warnings before this runs (pagecast's own `engines`, then the
+// dependencies that want Node 22 or 24): expected, since the service runs on the Node fetched here; the last line
+// says so.
 //
 // `npm run postinstall` runs it again (after the machine's Node changed, for instance).
 import { spawnSync } from 'node:child_process'
-import { existsSync, mkdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs'
+import { closeSync, existsSync, mkdirSync, openSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
@@ -24,6 +30,10 @@ const MIN_MAJOR = 24
 /** Where a fetched Node lives; scripts/node.sh looks for node_modules/.bin/node under it. */
 const FALLBACK_DIR = join(ROOT, 'node_modules', '.pagecast-node')
 const FALLBACK_BIN = join(FALLBACK_DIR, 'node_modules', '.bin')
+/** Where re2's build writes its output. */
+const BUILD_LOG = join(ROOT, 'node_modules', '.pagecast-re2-build.log')
+/** Lines of the build's output shown when it fails. */
+const FAILURE_TAIL = 40
 
 const log = (...args) => console.log('[postinstall]', ...args)
 const warn = (...args) => console.warn('[postinstall] warning:', ...args)
@@ -126,13 +136,21 @@ if (dir !== undefined) {
     const nodedir = headersDir(node, abi)
     // An npm `nodedir` setting for another Node would give an addon this one cannot load.
     if (nodedir !== undefined) env.npm_config_nodedir = nodedir
-    log(`building re2 for Node ${version}${nodedir === undefined ? '' : ` against ${nodedir}`} (a prebuilt binary when one can be fetched)`)
+    log(`building re2 for Node ${version}${nodedir === undefined ? '' : ` against ${nodedir}`}: a prebuilt binary when one`,
+      'can be fetched, otherwise compiled from source, which takes 2 to 10 minutes with no output here',
+      `(it goes to ${BUILD_LOG})`)
     const npm = npmCommand(node)
-    run(npm.file, [...npm.args, 'run', 'install'], { cwd: dir, env })
-    if (re2Loads(node)) {
-      re2 = 'ok'
+    const out = openSync(BUILD_LOG, 'w')
+    const started = Date.now()
+    const built = run(npm.file, [...npm.args, 'run', 'install'], { cwd: dir, env, stdio: ['ignore', out, out] })
+    closeSync(out)
+    if (built.status === 0 && re2Loads(node)) {
+      re2 = `ok (built in ${Math.round((Date.now() - started) / 1000)} s)`
     } else {
       re2 = 'not loadable'
+      const lines = readFileSync(BUILD_LOG, 'utf8').trimEnd().split('\n')
+      console.warn(`[postinstall] re2's build ${built.status === 0 ? 'ended' : `failed (exit code ${built.status})`}; its last ${Math.min(FAILURE_TAIL, lines.length)} lines (all in ${BUILD_LOG}):`)
+      console.warn(lines.slice(-FAILURE_TAIL).join('\n'))
       warn(`re2 does not load under Node ${version}: URL matching falls back to backtracking RegExp.`,
         'Building it needs python3, make and g++ (apt-get install python3 make g++) when its prebuilt binary cannot',
         'be fetched from GitHub; then run npm run postinstall. See docs/operations.md#installing.')
@@ -140,3 +158,7 @@ if (dir !== undefined) {
   }
 }
 log(`service Node ${version}${fetched ? ' (fetched; scripts/node.sh runs it)' : ' (this machine\'s)'}; re2 ${re2}`)
+if (fetched) {
+  log(`npm's EBADENGINE warnings above are expected: pagecast and some of its dependencies want Node 22 or 24, this`,
+    `machine's is ${process.version}, and the service runs on Node ${version} (docs/operations.md#installing).`)
+}

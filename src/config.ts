@@ -2,6 +2,7 @@
 // a bad value throws a ConfigError naming the variable, and server.ts exits with that message. A .env file, when
 // there is one, is loaded into the environment first (docs/operations.md#environment).
 import { existsSync } from 'node:fs'
+import { isIP } from 'node:net'
 import os from 'node:os'
 import ms from 'ms'
 
@@ -342,10 +343,16 @@ export function loadConfig (env: Env = {}): Readonly<Config> {
     }
   }
 
+  const host = str(env, 'HOST') ?? '0.0.0.0'
+  // An address, or a host name; a dotted quad that is no IPv4 address is a typo, not a name to look up.
+  if (!/^[A-Za-z0-9.:_-]+$/.test(host) || (/^[\d.]+$/.test(host) && isIP(host) === 0)) {
+    throw new ConfigError('HOST', `must be an address of this machine to listen on, such as 0.0.0.0 (all) or 127.0.0.1 (got "${host}")`)
+  }
+
   const cpus = Math.max(1, os.availableParallelism())
 
   return Object.freeze({
-    host: str(env, 'HOST') ?? '0.0.0.0',
+    host,
     freePort,
     proPort,
     region,

@@ -2,6 +2,7 @@
 // requests in flight finish, then the context closes (store, clients) in reverse order.
 import closeWithGrace from 'close-with-grace'
 import { ConfigError, loadConfig, loadEnvFile } from './config.ts'
+import { listenError } from './listen-error.ts'
 import { createLogger } from './logger.ts'
 import { re2Status } from './metadata/re2.ts'
 import { bundledFingerprints } from './insights/fingerprints.ts'
@@ -45,9 +46,25 @@ async function main (): Promise<void> {
     log.flush()
   })
 
-  await free.listen({ port: config.freePort, host: config.host })
-  await pro.listen({ port: config.proPort, host: config.host })
-  if (metrics !== undefined) await metrics.listen({ port: config.metricsPort, host: config.host })
+  // A port in use or a bad HOST: one line naming the variable to change, and the process ends (exit code 1).
+  const listeners: Array<{ app: typeof free, variable: Parameters<typeof listenError>[1], port: number }> = [
+    { app: free, variable: 'FREE_PORT', port: config.freePort },
+    { app: pro, variable: 'PRO_PORT', port: config.proPort },
+    ...(metrics === undefined ? [] : [{ app: metrics, variable: 'METRICS_PORT' as const, port: config.metricsPort ?? 0 }])
+  ]
+  for (const { app, variable, port } of listeners) {
+    try {
+      await app.listen({ port, host: config.host })
+    } catch (err) {
+      const explained = listenError(err, variable, port, config.host)
+      if (explained === undefined) throw err
+      process.stderr.write(`${explained.message}\n`)
+      ctx.closing = true
+      await Promise.all([free.close(), pro.close(), metrics?.close()])
+      await closeContext(ctx)
+      process.exit(1)
+    }
+  }
   log.info({
     free: config.freePort,
     pro: config.proPort,

@@ -15,6 +15,7 @@ import type { Logger } from 'pino'
 import type { Store } from '../store/index.ts'
 import type { Cache, CacheEntry, CacheRead } from './entries.ts'
 import { abortReason, abortable, sleep, throwIfAborted } from '../util/abort.ts'
+import { logStoreFailure } from '../store/unavailable.ts'
 
 /** What a computation gives: at least the entry it wrote; the caller may add what it keeps in memory besides. */
 export interface Computation {
@@ -114,14 +115,14 @@ export function createSingleFlight (deps: SingleFlightDeps): SingleFlight {
       }
       deps.store.renewLock(lockKey, token, leaseMs).then((held) => {
         if (!held) deps.log.warn({ lock: lockKey }, 'single-flight lease lapsed; another instance may compute too')
-      }, (err: unknown) => { deps.log.warn({ err }, 'single-flight lease renewal failed') })
+      }, (err: unknown) => { logStoreFailure(deps.log, err, 'single-flight lease renewal failed') })
     }, Math.max(1, Math.floor(leaseMs / 3)))
     timer.unref()
     return () => { clearInterval(timer) }
   }
 
   function release (lockKey: string, token: string): void {
-    void deps.store.releaseLock(lockKey, token).catch((err: unknown) => { deps.log.warn({ err }, 'lock release failed') })
+    void deps.store.releaseLock(lockKey, token).catch((err: unknown) => { logStoreFailure(deps.log, err, 'lock release failed') })
   }
 
   async function leadOrFollow<T extends Computation> (key: string, compute: (signal: AbortSignal, lock?: FlightLock) => Promise<T>, signal: AbortSignal, options: RunOptions): Promise<Flight<T>> {
@@ -137,7 +138,7 @@ export function createSingleFlight (deps: SingleFlightDeps): SingleFlight {
       } catch (err) {
         // The store is away: compute here without the cross-instance lock (the in-process map still
         // dedupes) rather than fail the request; locks work again once the store is back.
-        deps.log.warn({ err }, 'lock store unavailable; computing without the shared lock')
+        logStoreFailure(deps.log, err, 'lock store unavailable; computing without the shared lock')
         return here(await compute(signal))
       }
       if (token !== null) {

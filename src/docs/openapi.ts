@@ -1,7 +1,8 @@
 // /openapi.json (docs/api.md §12.2): an OpenAPI 3.1 description of GET /, each query parameter under the
 // name a client sends with its JSON Schema (type, enum, bounds, default), user-named positions as
 // `data.<field>.selector` with the pattern of the names they stand for (`x-name-pattern`), the pro-only
-// ones marked with their free-listener code (`x-pro`), and the error codes of §11 with their statuses.
+// ones marked with their free-listener code (`x-pro`), and the error codes of §11 with their statuses. Each operation
+// has an operationId; the server is the listener that served the document. Checked with redocly's recommended rules.
 import { ERROR_CATALOG, ERROR_CODES } from '../errors.ts'
 import { PARAMETER_ROWS } from './parameters.ts'
 import type { ParameterRow } from './parameters.ts'
@@ -23,9 +24,10 @@ function contentPaths (errors: Record<string, unknown>): Record<string, unknown>
       content: { [type]: { schema: { type: 'string' } } }
     }
     const responses = { 200: ok, ...errors }
-    paths[`/${attr}`] = { get: { summary: `The page as ${attr} (query form)`, security: [{}, { apiKey: [] }], parameters: [...shared, ...own], responses } }
+    paths[`/${attr}`] = { get: { operationId: attr, summary: `The page as ${attr} (query form)`, security: [{}, { apiKey: [] }], parameters: [...shared, ...own], responses } }
     paths[`/${attr}/{target}`] = {
       get: {
+        operationId: `${attr}ByPath`,
         summary: `The page as ${attr} (path form)`,
         security: [{}, { apiKey: [] }],
         parameters: [{
@@ -66,8 +68,11 @@ export function openApiDocument (): object {
     info: {
       title: 'pagecast',
       version: '1',
+      license: { name: 'MIT', identifier: 'MIT' },
       description: 'Page metadata, screenshots and PDFs, speaking the Microlink API. Names are camelCase or snake_case in every dot segment; a value starting with `{` or `[` on an object- or array-typed parameter is JSON.'
     },
+    // Relative: the listener that served this document (free or pro, whatever its public address).
+    servers: [{ url: '/', description: 'This listener: the one that served this document' }],
     components: {
       securitySchemes: {
         apiKey: { type: 'apiKey', in: 'header', name: 'x-api-key', description: 'Needed on the pro listener; refused (EPRO) on the free one.' }
@@ -76,6 +81,7 @@ export function openApiDocument (): object {
     paths: {
       '/': {
         get: {
+          operationId: 'extract',
           summary: 'Extract data from a page',
           security: [{}, { apiKey: [] }],
           parameters: [

@@ -175,9 +175,17 @@ function query () {
     if (el.disabled || value === '') continue
     parts.push(el.dataset.kind === 'switch' && value === 'true' ? el.name : el.name + '=' + enc(value))
   }
-  const more = extra.value.trim().replace(/^[&?]+/, '')
-  if (more !== '') parts.push(more)
+  for (const part of extra.value.trim().replace(/^[&?]+/, '').split('&')) {
+    if (part === '') continue
+    // Free text: each name and value encoded, so a space or a # stays in the query (and the curl line is one
+    // argument); what was typed already escaped is decoded first, so it is not escaped twice.
+    const at = part.indexOf('=')
+    parts.push(at === -1 ? enc(typed(part)) : enc(typed(part.slice(0, at))) + '=' + enc(typed(part.slice(at + 1))))
+  }
   return parts.join('&')
+}
+function typed (text) {
+  try { return decodeURIComponent(text) } catch { return text }
 }
 function update () {
   const url = location.origin + '/?' + query()

@@ -6,7 +6,7 @@ import type { IncomingHttpHeaders } from 'node:http'
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
 import type { JsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/types.js'
 import type { AppError } from '../errors.ts'
-import { coerceObject, type Schema } from './schema.ts'
+import { coerceObject, portableSchema, type Schema } from './schema.ts'
 import { withJson } from './transport.ts'
 import { commonProperties, type Args, type Tool } from './tools.ts'
 import { API_HEADER_PREFIX } from '../schemas/read-emulation.ts'
@@ -23,12 +23,13 @@ export function prepareTools (tools: readonly Tool[], compile: (schema: Schema) 
   const out = new Map<string, PreparedTool>()
   for (const tool of tools) {
     const { url, apiKey, ...shared } = common
-    const inputSchema = {
-      type: 'object' as const,
+    // Spelled for every client (portableSchema): the inspector's --strict mode found 301 type arrays before.
+    const inputSchema = portableSchema({
+      type: 'object',
       properties: { url, ...tool.properties, apiKey, ...shared },
       required: ['url', ...(tool.required ?? [])],
       additionalProperties: false
-    }
+    }) as Schema & { type: 'object' }
     out.set(tool.name, { tool, definition: { name: tool.name, description: tool.description, inputSchema }, validate: compile(inputSchema) })
   }
   return out

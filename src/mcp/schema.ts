@@ -13,10 +13,59 @@ import { IFRAME_SHAPE, LIGHTHOUSE_SHAPE, RULE } from '../schemas/shapes.ts'
 /** A JSON Schema object as the MCP `inputSchema` carries it. */
 export type Schema = Record<string, unknown>
 
+/** The types a schema takes: its `type`, or the `type` of each `anyOf` branch (portableSchema's spelling). */
 function typesOf (schema: Schema): string[] {
   const type = schema.type
   if (typeof type === 'string') return [type]
-  return Array.isArray(type) ? type as string[] : []
+  if (Array.isArray(type)) return type as string[]
+  if (Array.isArray(schema.anyOf)) return (schema.anyOf as Schema[]).flatMap((branch) => typeof branch.type === 'string' ? [branch.type] : [])
+  return []
+}
+
+/** What a position that names no type of its own takes (a Lighthouse setting's value): any value but null. */
+const ANY_VALUE_TYPES = ['string', 'number', 'boolean', 'object', 'array']
+/** Keywords that constrain a value (the MCP inspector's `untyped-schema` rule looks for one of them). */
+const CONSTRAINING = ['type', 'enum', 'const', 'anyOf', 'oneOf', 'allOf', 'not', '$ref', 'properties', 'additionalProperties',
+  'patternProperties', 'items', 'prefixItems', 'required', 'pattern', 'format', 'minimum', 'maximum', 'minLength', 'maxLength', 'minItems', 'maxItems']
+const SUBSCHEMA_MAPS = ['properties', 'patternProperties', '$defs']
+const SUBSCHEMA_LISTS = ['anyOf', 'oneOf', 'allOf', 'prefixItems']
+const SUBSCHEMAS = ['items', 'additionalProperties', 'contains', 'not', 'propertyNames']
+
+/**
+ * A tool schema as every MCP client takes it (the MCP inspector's `--strict` portability checks): a `type` array
+ * becomes `anyOf` branches of one `type` each (clients that map tool schemas onto a single-`type` dialect, as for
+ * Gemini's function declarations, reject a type array), the type-specific keywords staying beside it, where they
+ * apply to values of their type only, as before; a position that constrains nothing says which values it takes.
+ * The same values validate as before. A new object; the input is left as it is.
+ */
+export function portableSchema (schema: Schema): Schema {
+  const out: Schema = { ...schema }
+  for (const key of SUBSCHEMA_MAPS) {
+    const map = out[key]
+    if (map !== null && typeof map === 'object' && !Array.isArray(map)) {
+      out[key] = Object.fromEntries(Object.entries(map as Record<string, Schema>).map(([name, kid]) => [name, portableSchema(kid)]))
+    }
+  }
+  for (const key of SUBSCHEMA_LISTS) {
+    if (Array.isArray(out[key])) out[key] = (out[key] as Schema[]).map(portableSchema)
+  }
+  for (const key of SUBSCHEMAS) {
+    const kid = out[key]
+    if (kid !== null && typeof kid === 'object' && !Array.isArray(kid)) out[key] = portableSchema(kid as Schema)
+  }
+  if (Array.isArray(out.type)) {
+    const branches = (out.type as string[]).map((type) => ({ type }))
+    delete out.type
+    if (out.anyOf === undefined) {
+      out.anyOf = branches
+    } else {
+      // Both must hold: the schema's own anyOf and the type's.
+      out.allOf = [...(Array.isArray(out.allOf) ? out.allOf as Schema[] : []), { anyOf: out.anyOf }, { anyOf: branches }]
+      delete out.anyOf
+    }
+  }
+  if (!CONSTRAINING.some((key) => key in out)) out.anyOf = ANY_VALUE_TYPES.map((type) => ({ type }))
+  return out
 }
 
 /**

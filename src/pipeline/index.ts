@@ -11,6 +11,7 @@ import { cacheKeyOf } from './cache-key.ts'
 import { abortable, createDeadline } from '../util/abort.ts'
 import { computeEntry, type Computed } from './compute.ts'
 import type { FlightLock } from '../cache/single-flight.ts'
+import { logStoreFailure } from '../store/unavailable.ts'
 
 
 /** How one request is served: its deadline and logger, and what its caller knows already. */
@@ -95,7 +96,7 @@ async function readCacheSafely (ctx: AppContext, key: string, lockTtl: number, l
   } catch (err) {
     // A store that is away makes every request a miss rather than an error (and the flight then computes without
     // the lock, as the store refuses it too).
-    log.warn({ err }, 'cache read failed')
+    logStoreFailure(log, err, 'cache read failed')
     return { entry: undefined }
   }
 }
@@ -120,7 +121,7 @@ async function computeAndStore (
     // With the flight's lock, released in the same round trip.
     await ctx.cache.write(key, computed.entry, lock)
   } catch (err) {
-    run.log.warn({ err }, 'cache write failed')
+    logStoreFailure(run.log, err, 'cache write failed')
   }
   run.timings['cache-write'] = performance.now() - t
   return computed

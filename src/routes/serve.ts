@@ -21,6 +21,7 @@ import { createParsedQueries, type ParsedQuery } from '../http/parsed-queries.ts
 import { createQueryTemplates } from './query-templates.ts'
 import { runWithEgress } from '../net/egress-scope.ts'
 import { assertProxyLiteralAllowed, parseUpstreamProxy } from '../net/proxy-tunnel.ts'
+import { logStoreFailure } from '../store/unavailable.ts'
 
 /** Sends a served result; headers of the cache and timing are already set. */
 export type SendServed = (reply: FastifyReply, served: Served, options: Readonly<ExtractOptions>, signal: AbortSignal) => Promise<FastifyReply>
@@ -109,14 +110,14 @@ export function createServeCore (ctx: AppContext, plan: Plan): ServeCore {
       // closed refuses with a retryable 503 until the store answers again.
       if (ctx.config.quotaFailMode === 'closed') {
         ctx.metrics.quotaRefused('store_unavailable')
-        log.warn({ err }, 'quota store unavailable; request refused (QUOTA_FAIL_MODE=closed)')
+        logStoreFailure(log, err, 'quota store unavailable; request refused (QUOTA_FAIL_MODE=closed)')
         throw new AppError('EBUSY', {
           data: { quota: 'The quota store is unreachable.' },
           headers: { 'retry-after': '5' },
           cause: err
         })
       }
-      log.warn({ err }, 'quota store unavailable; request not counted')
+      logStoreFailure(log, err, 'quota store unavailable; request not counted')
       return {}
     }
   }

@@ -258,7 +258,7 @@ export const PARAMETERS = {
     read: readStrings,
     cacheKey: 'keep',
     browser: { when: (o) => o.modules.length > 0 },
-    doc: doc('Injected `<script type="module">`: inline code or an http(s) URL.', STRING_OR_LIST)
+    doc: doc('Injected as a `script` element of `type=module`: inline code or an http(s) URL.', STRING_OR_LIST)
   },
   scripts: {
     group: 'steps',
@@ -266,7 +266,7 @@ export const PARAMETERS = {
     read: readStrings,
     cacheKey: 'keep',
     browser: { when: (o) => o.scripts.length > 0 },
-    doc: doc('Injected `<script>`: inline code or an http(s) URL.', STRING_OR_LIST)
+    doc: doc('Injected as a classic `script` element: inline code or an http(s) URL.', STRING_OR_LIST)
   },
   styles: {
     group: 'steps',

@@ -34,6 +34,54 @@ function isNotFound (err: unknown): boolean {
   return name === 'NoSuchKey' || (statusOf(err) === 404 && name !== 'NoSuchBucket')
 }
 
+const UNREACHABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ENOTFOUND', 'EAI_AGAIN', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'EPIPE'])
+const DENIED_NAMES = new Set(['AccessDenied', 'Forbidden', 'InvalidAccessKeyId', 'SignatureDoesNotMatch', 'InvalidToken', 'ExpiredToken'])
+
+/** Why an S3 call failed, in the operator's words. */
+export type S3FailureReason = 'bucket missing' | 'access denied' | 'endpoint unreachable' | 'failed'
+
+/**
+ * An S3 failure said plainly, with the variable to look at: the SDK names a HEAD request's failure after its
+ * bare status (`NotFound`, `Forbidden`, message `UnknownError`), and a refused connection is a plain `Error`.
+ * The message carries the bucket and the endpoint's origin, never a credential; the SDK's error is not kept as the
+ * cause (some carry the access key id, `AWSAccessKeyId`), only its name and status.
+ */
+export class S3Failure extends Error {
+  readonly reason: S3FailureReason
+  readonly status: number | undefined
+  /** The SDK's name for the error (`NoSuchBucket`, `InvalidAccessKeyId`, ...) or the socket's code. */
+  readonly sdkName: string
+  constructor (err: unknown, bucket: string, endpoint: string | undefined) {
+    const status = statusOf(err)
+    const name = (err as { name?: string } | undefined)?.name ?? ''
+    const code = (err as { code?: string } | undefined)?.code ?? ''
+    const where = endpoint === undefined ? 'AWS S3' : `S3 endpoint ${originOf(endpoint)}`
+    let reason: S3FailureReason = 'failed'
+    let message: string
+    if (name === 'NoSuchBucket' || (status === 404 && name === 'NotFound')) {
+      reason = 'bucket missing'
+      message = `bucket missing: "${bucket}" does not exist at ${where}; create it, or set S3_BUCKET to one that does`
+    } else if (status === 403 || DENIED_NAMES.has(name)) {
+      reason = 'access denied'
+      message = `access denied to bucket "${bucket}" at ${where} (${name === '' ? `HTTP ${String(status)}` : name}); check S3_ACCESS_KEY_ID, S3_SECRET_ACCESS_KEY and the bucket's policy`
+    } else if (UNREACHABLE_CODES.has(code) || name === 'TimeoutError' || name === 'AbortError') {
+      reason = 'endpoint unreachable'
+      message = `endpoint unreachable: ${where} did not answer (${code === '' ? name : code}); check S3_ENDPOINT and the network`
+    } else {
+      message = `S3 call on bucket "${bucket}" at ${where} failed: ${name === '' ? 'error' : name}${status === undefined ? '' : ` (HTTP ${status})`}`
+    }
+    super(message)
+    this.name = 'S3Failure'
+    this.reason = reason
+    this.status = status
+    this.sdkName = code !== '' ? code : name
+  }
+}
+
+function originOf (endpoint: string): string {
+  try { return new URL(endpoint).origin } catch { return 'the configured endpoint' }
+}
+
 function maxAgeOf (cacheControl: string | undefined): number | undefined {
   const match = /(?:^|[,\s])max-age=(\d+)/i.exec(cacheControl ?? '')
   return match?.[1] === undefined ? undefined : Number(match[1])
@@ -86,7 +134,7 @@ export function createS3Storage (options: S3StorageOptions, deps: { log: Logger 
           ...(disposition === undefined ? {} : { ContentDisposition: disposition })
         }))
       } catch (err) {
-        throw new AppError('EFATAL', { cause: err })
+        throw new AppError('EFATAL', { cause: new S3Failure(err, bucket, options.endpoint) })
       }
       return publicBase + key
     },
@@ -109,7 +157,7 @@ export function createS3Storage (options: S3StorageOptions, deps: { log: Logger 
         return file
       } catch (err) {
         if (isNotFound(err)) return undefined
-        throw new AppError('EFATAL', { cause: err })
+        throw new AppError('EFATAL', { cause: new S3Failure(err, bucket, options.endpoint) })
       }
     },
 
@@ -123,7 +171,10 @@ export function createS3Storage (options: S3StorageOptions, deps: { log: Logger 
         if (!healthy) log.info({ bucket }, 'storage bucket is reachable again')
         healthy = true
       } catch (err) {
-        if (healthy) log.warn({ bucket, err: { name: (err as Error).name, message: (err as Error).message, status: statusOf(err) } }, 'storage bucket is not reachable')
+        if (healthy) {
+          const failure = new S3Failure(err, bucket, options.endpoint)
+          log.warn({ bucket, reason: failure.reason, status: failure.status, detail: failure.message }, `storage bucket is not reachable: ${failure.reason}`)
+        }
         healthy = false
       }
       return healthy

@@ -7,6 +7,7 @@ import type { Logger } from 'pino'
 import type { RedisConnection } from '../config.ts'
 import { batchHits } from './hit-batches.ts'
 import type { ReadOrLock, Store, WindowHit } from './index.ts'
+import { StoreUnavailableError } from './unavailable.ts'
 
 // KEYS[1] counter; ARGV[1] limit, ARGV[2] window ms, ARGV[3] hits asked (n >= 1). Counts as n calls of one hit
 // each would, in one step: the window starts at the first hit (PEXPIRE on the hit that creates the key), and hits
@@ -118,10 +119,26 @@ export function createRedisStore (options: { connection: RedisConnection, prefix
   // Once a connection is lost (or the first one failed), commands fail at once until Redis is back,
   // instead of each waiting out a reconnect attempt: callers degrade (cache miss, quota mode) in
   // milliseconds. Before the first connection, commands queue as usual.
+  // The calls refused during an outage are counted, and the count logged once Redis is back (store/unavailable.ts).
   let down = false
-  redis.on('close', () => { down = true })
-  redis.on('ready', () => { lastError = ''; down = false })
-  const unavailable = (): Error => new Error('redis is unavailable')
+  let outage: { since: number, refused: number } | undefined
+  redis.on('close', () => {
+    down = true
+    outage ??= { since: Date.now(), refused: 0 }
+  })
+  redis.on('ready', () => {
+    if (outage !== undefined && outage.refused > 0) {
+      deps.log.info({ awayMs: Date.now() - outage.since, refusedCalls: outage.refused }, 'redis is back')
+    }
+    outage = undefined
+    lastError = ''
+    down = false
+  })
+  const unavailable = (): Error => {
+    outage ??= { since: Date.now(), refused: 0 }
+    outage.refused += 1
+    return new StoreUnavailableError(lastError, outage.refused === 1)
+  }
   // A batch that waited behind a call also fails at once while Redis is away (not after ioredis's retry).
   const countHits = batchHits((key, limit, windowMs, hits) => down ? Promise.reject(unavailable()) : redis.hitWindow(key, limit, windowMs, hits))
   function ensureUp (): void {

@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import fs from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
-import { Readable } from 'node:stream'
+import { Readable, Writable } from 'node:stream'
 import { PutObjectCommand, S3Client } from '@aws-sdk/client-s3'
 import pino from 'pino'
 import { afterAll, describe, expect, inject, it, vi } from 'vitest'
@@ -12,6 +12,7 @@ import { createDiskStorage } from '../../src/storage/disk.ts'
 import { createStorage, fileKeyOf, isValidFileKey } from '../../src/storage/index.ts'
 import { createS3Storage, toS3ClientConfig, type S3StorageOptions } from '../../src/storage/s3.ts'
 import { storageContract } from './storage.contract.ts'
+import { freePort } from '../setup/global-setup.ts'
 
 const log = pino({ level: 'silent' })
 const tempDirs: string[] = []
@@ -278,6 +279,44 @@ describe('s3 storage', () => {
         .rejects.toMatchObject({ code: 'EFATAL' })
       // A missing bucket is a failure, not a missing file.
       await expect(storage.get(fileKeyOf('nb', 'pdf', 'pdf'))).rejects.toMatchObject({ code: 'EFATAL' })
+    } finally {
+      await storage.close()
+    }
+  })
+})
+
+describe('s3 storage failures, said plainly (the run\'s s3rver)', () => {
+  /** An S3 storage on `overrides`, one attempt per call, and the log lines it writes. */
+  function failing (overrides: Partial<S3StorageOptions>): { storage: ReturnType<typeof createS3Storage>, lines: Array<Record<string, unknown>> } {
+    const lines: Array<Record<string, unknown>> = []
+    const logger = pino({ level: 'debug' }, new Writable({
+      write (chunk: Buffer, _enc, cb) { lines.push(JSON.parse(chunk.toString()) as Record<string, unknown>); cb() }
+    }))
+    return { storage: createS3Storage(s3Options(overrides), { log: logger }, { maxAttempts: 1, healthTimeoutMs: 5000 }), lines }
+  }
+  const key = fileKeyOf('s3-failures', 'screenshot', 'png')
+
+  it.each([
+    ['a missing bucket', () => ({ bucket: 'no-such-bucket' }), 'bucket missing', /"no-such-bucket" does not exist .*S3_BUCKET/],
+    ['wrong credentials', () => ({ accessKeyId: 'NOBODY', secretAccessKey: 'not-the-secret' }), 'access denied', /S3_ACCESS_KEY_ID, S3_SECRET_ACCESS_KEY/],
+    ['a closed port', async () => ({ endpoint: `http://127.0.0.1:${await freePort()}` }), 'endpoint unreachable', /ECONNREFUSED.*S3_ENDPOINT/]
+  ] as const)('%s: the health log and a failed put name it', async (_name, overrides, reason, detail) => {
+    const { storage, lines } = failing(await overrides())
+    try {
+      expect(await storage.health()).toBe(false)
+      const warned = lines.find(line => line.reason !== undefined)
+      expect(warned).toMatchObject({ reason, msg: `storage bucket is not reachable: ${reason}` })
+      expect(String(warned?.detail)).toMatch(detail)
+      const err = await storage.put(key, Buffer.from('x'), { contentType: 'image/png', maxAgeSeconds: 60 }).then(() => undefined, (e: unknown) => e)
+      expect(err).toMatchObject({ code: 'EFATAL', cause: { name: 'S3Failure', reason } })
+      expect((err as { cause: Error }).cause.message).toMatch(detail)
+      const logged = JSON.stringify(lines)
+      expect(logged).not.toContain('UnknownError')
+      expect(logged).not.toContain('not-the-secret')
+      expect((err as { cause: Error }).cause.message).not.toContain('not-the-secret')
+      // Nor the access key id an SDK error carries (InvalidAccessKeyId's AWSAccessKeyId), however the error is logged.
+      expect(JSON.stringify((err as { cause: unknown }).cause)).not.toContain('NOBODY')
+      expect((err as { cause: { cause?: unknown } }).cause.cause).toBeUndefined()
     } finally {
       await storage.close()
     }

@@ -172,6 +172,31 @@ describe('Redis', () => {
     expect((await app.free.inject('/ready')).json()).toMatchObject({ status: 'ok' })
   }, 60_000)
 
+  it('gone mid-run: one warning with the error for the whole outage, not four a request; the count once it is back', async () => {
+    const redis = await newRedis()
+    await redis.start()
+    const app = await newApp({ REDIS_URL: redis.url })
+    expect((await app.free.inject({ url: freeQuery('outage-0'), remoteAddress: IP })).statusCode).toBe(200)
+    await redis.kill()
+    await vi.waitFor(async () => {
+      expect((await app.free.inject('/ready')).json().checks.store).toBe('error')
+    }, { timeout: 20_000, interval: 200 })
+    const from = app.logs.length
+    // Each of these asks the store four times (quota, cache read, lock, cache write), and each is refused.
+    for (let i = 1; i <= 5; i++) {
+      expect((await app.free.inject({ url: freeQuery(`outage-${i}`), remoteAddress: IP })).statusCode).toBe(200)
+    }
+    const during = app.logs.slice(from)
+    const stacks = during.filter(line => Number(line.level) >= 40 && typeof (line.err as { stack?: unknown } | undefined)?.stack === 'string')
+    expect(stacks.map(line => line.msg)).toHaveLength(1)
+    expect(JSON.stringify(stacks[0]?.err)).toContain('StoreUnavailableError')
+    await redis.start()
+    await vi.waitFor(() => {
+      expect(app.logs.find(line => line.msg === 'redis is back')).toMatchObject({ level: 30, refusedCalls: expect.any(Number) })
+    }, { timeout: 20_000, interval: 200 })
+    expect(Number(app.logs.find(line => line.msg === 'redis is back')?.refusedCalls)).toBeGreaterThanOrEqual(20)
+  }, 90_000)
+
   it('QUOTA_FAIL_MODE accepts open or closed only', async () => {
     await expect(newApp({ QUOTA_FAIL_MODE: 'ajar' })).rejects.toThrow(/QUOTA_FAIL_MODE must be open or closed/)
   })

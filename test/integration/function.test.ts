@@ -141,21 +141,25 @@ describe('function: failures still answer 200', () => {
   })
 
   it('ends an endless loop at the time limit, answers 200, and the browser serves the next request', async () => {
+    // The free plan's 5 s limit ends the loop; the request's 20 s leave the rest of the work (stopping the script,
+    // the screenshot, the metadata) well over 10 s, so a loaded 2-core machine still answers in time. (With a 4.5 s
+    // request, the ⅓ left after the loop's ⅔ share was not enough at load average 8: a 504.)
     const started = Date.now()
-    const res = await run('() => { while (true) {} }', { timeout: 4500, screenshot: true })
+    const res = await run('() => { while (true) {} }', { timeout: 20_000, screenshot: true }, 'free')
     const took = Date.now() - started
     expect(res.statusCode, res.body).toBe(200)
     expect(res.json().data.function).toMatchObject({ isFulfilled: false, isRejected: true, value: { name: 'TimeoutError' } })
     // The page still works after the loop is stopped: the screenshot after it was taken.
     expect(res.json().data.screenshot.type).toBe('png')
-    expect(took).toBeLessThan(4500)
+    expect(took).toBeGreaterThanOrEqual(5000)
+    expect(took).toBeLessThan(20_000)
     const next = await run('({ page }) => page.title()', { meta: false })
     expect(next.statusCode).toBe(200)
     expect(next.json().data.function.value).toBe(TITLE)
-  }, 30_000)
+  }, 60_000)
 
   it('gives up on a promise that never settles', async () => {
-    const res = await run('() => new Promise(() => {})', { timeout: 3000, meta: false })
+    const res = await run('() => new Promise(() => {})', { timeout: 12_000, meta: false })
     expect(res.statusCode, res.body).toBe(200)
     expect(res.json().data.function).toMatchObject({ isRejected: true, value: { name: 'TimeoutError' } })
     const next = await run('() => 1 + 1', { meta: false })

@@ -2,6 +2,7 @@
 // start-up (.env, the re2 line) and graceful shutdown.
 import { spawn } from 'node:child_process'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { createServer, type AddressInfo } from 'node:net'
 import os from 'node:os'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -101,7 +102,43 @@ describe('the process', () => {
     const code = await new Promise<number | null>(resolve => child.on('exit', resolve))
     expect(code).toBe(1)
     expect(stderr).toContain('FREE_PORT')
-  })
+  }, 90_000)
+
+  /** Starts the service with `env` (besides HOST and the two ports given), and what it wrote to stderr by its exit. */
+  async function startAndFail (env: Record<string, string>): Promise<{ code: number | null, stderr: string }> {
+    const child = spawn(process.execPath, ['src/server.ts'], {
+      cwd: ROOT,
+      env: { PATH: process.env.PATH, HOME: process.env.HOME, HOST: '127.0.0.1', LOG_LEVEL: 'warn', ...env },
+      stdio: ['ignore', 'ignore', 'pipe']
+    })
+    let stderr = ''
+    child.stderr.on('data', (d: Buffer) => { stderr += d.toString() })
+    const code = await new Promise<number | null>(resolve => child.on('exit', resolve))
+    return { code, stderr }
+  }
+
+  it.each(['FREE_PORT', 'PRO_PORT'] as const)('names %s in one line when its port is taken, and exits 1', async (variable) => {
+    // A port this test holds.
+    const holder = createServer()
+    await new Promise<void>(resolve => holder.listen(0, '127.0.0.1', resolve))
+    const taken = (holder.address() as AddressInfo).port
+    try {
+      const other = variable === 'FREE_PORT' ? 'PRO_PORT' : 'FREE_PORT'
+      const { code, stderr } = await startAndFail({ [variable]: String(taken), [other]: String(await freePort()) })
+      expect(code).toBe(1)
+      expect(stderr.trim().split('\n'), stderr).toHaveLength(1)
+      expect(stderr).toContain(`${variable} ${taken}: the port is in use on 127.0.0.1`)
+      expect(stderr).not.toMatch(/^\s+at /m)
+    } finally {
+      holder.close()
+    }
+  }, 90_000)
+
+  it('names HOST in one line when it is no address', async () => {
+    const { code, stderr } = await startAndFail({ HOST: '127.0.0.256', FREE_PORT: String(await freePort()), PRO_PORT: String(await freePort()) })
+    expect(code).toBe(1)
+    expect(stderr.trim()).toBe('Invalid configuration: HOST must be an address of this machine to listen on, such as 0.0.0.0 (all) or 127.0.0.1 (got "127.0.0.256")')
+  }, 90_000)
 
   it('reads .env from its working directory, the environment winning, and says whether re2 is active', async () => {
     const dir = mkdtempSync(path.join(os.tmpdir(), 'pagecast-dotenv-'))
@@ -115,7 +152,8 @@ describe('the process', () => {
     const exited = new Promise<number | null>(resolve => child.on('exit', resolve))
     const up = async (port: number): Promise<boolean> => await fetch(`http://127.0.0.1:${port}/health`).then(r => r.ok, () => false)
     try {
-      for (let i = 0; i < 100 && !await up(fromFile); i++) await new Promise(r => setTimeout(r, 100))
+      // Up to 60 s to start: a loaded 2-core machine takes well over 10.
+      for (let i = 0; i < 600 && !await up(fromFile); i++) await new Promise(r => setTimeout(r, 100))
       expect(await up(fromFile)).toBe(true)
       expect(await up(fromEnv)).toBe(true)
       expect(await up(overridden)).toBe(false)
@@ -126,7 +164,7 @@ describe('the process', () => {
       await exited
       rmSync(dir, { recursive: true, force: true })
     }
-  })
+  }, 90_000)
 
   it('finishes requests in flight on SIGTERM, then exits', async () => {
     fx.route('/drain', (_req, res) => { setTimeout(() => { res.writeHead(200, { 'content-type': 'text/html' }); res.end('<title>Drained</title>') }, 1200) })
@@ -138,7 +176,7 @@ describe('the process', () => {
     })
     const exited = new Promise<number | null>(resolve => child.on('exit', resolve))
     try {
-      for (let i = 0; i < 100; i++) {
+      for (let i = 0; i < 600; i++) {
         const ok = await fetch(`http://127.0.0.1:${free}/health`).then(r => r.ok, () => false)
         if (ok) break
         await new Promise(r => setTimeout(r, 100))
@@ -154,5 +192,5 @@ describe('the process', () => {
     } finally {
       child.kill('SIGKILL')
     }
-  })
+  }, 90_000)
 })

@@ -78,6 +78,26 @@ describe('the /docs playground', () => {
     expect(await page.locator('#key').count()).toBe(0)
   })
 
+  it('URL-encodes free text typed as other parameters, so the curl line is one argument that runs', async () => {
+    const page = await openDocs(freeUrl)
+    await page.fill('input[name="url"]', article())
+    await page.selectOption('select[name="meta"]', 'false')
+    // A selector with a space (and a `#`, which would cut the query off), an escape typed by hand, and a bare name.
+    await page.fill('#extra', '&data.heading.selector=article h1.post-title&data.heading.attr=text&data.id.selector=#x&data.pct.selector=a%2Cb&force')
+    const req = await page.textContent('#req') ?? ''
+    expect(req).not.toMatch(/[\s#']/)
+    const params = new URL(req).searchParams
+    expect(params.get('data.heading.selector')).toBe('article h1.post-title')
+    expect(params.get('data.id.selector')).toBe('#x')
+    expect(params.get('data.pct.selector')).toBe('a,b')
+    expect(params.get('force')).toBe('')
+    expect(await page.textContent('#curl')).toBe(`curl '${req}'`)
+    await page.click('button[type="submit"]')
+    await page.waitForSelector('#result pre')
+    expect(await page.textContent('#status')).toMatch(/^HTTP 200/)
+    expect(JSON.parse(await page.textContent('#result pre') ?? '').data.heading).toBe('Shipping faster')
+  })
+
   it('runs a metadata request and shows the answer as JSON', async () => {
     const page = await openDocs(freeUrl)
     await page.fill('input[name="url"]', article())

@@ -5,8 +5,9 @@
 // nobody without the credentials can use the egress proxy; the service reconnects when the browser server
 // restarts; and a browser server of another Playwright version is refused with a plain message.
 import { spawn, type ChildProcess } from 'node:child_process'
+import { tracingChannel } from 'node:diagnostics_channel'
 import http from 'node:http'
-import type { AddressInfo } from 'node:net'
+import type { AddressInfo, Server } from 'node:net'
 import path from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -26,6 +27,22 @@ let browserServer: ChildProcess | undefined
 let blocked: http.Server
 let blockedPort: number
 let blockedConnections = 0
+/**
+ * Every server this test process started listening on EGRESS_HOST (127.0.0.3): the egress proxies the service under
+ * test opened, seen through Node's `net.server.listen` tracing channel. Nothing else on the machine is looked at.
+ */
+const egressListeners = new Set<Server>()
+const listenChannel = tracingChannel<unknown, { server: Server }>('net.server.listen')
+const listenSubscriber = {
+  start () {},
+  end () {},
+  asyncStart () {},
+  asyncEnd ({ server }: { server: Server }) {
+    const address = server.address()
+    if (address !== null && typeof address === 'object' && address.address === '127.0.0.3') egressListeners.add(server)
+  },
+  error () {}
+}
 
 async function startBrowserServer (): Promise<ChildProcess> {
   const child = spawn(process.execPath, ['scripts/browser-server.ts'], {
@@ -53,6 +70,7 @@ function stopBrowserServer (child: ChildProcess | undefined): void {
 }
 
 beforeAll(async () => {
+  listenChannel.subscribe(listenSubscriber)
   fx = await startFixtureServer()
   blocked = http.createServer((_req, res) => { res.end('reached') })
   blocked.on('connection', () => { blockedConnections++ })
@@ -74,6 +92,7 @@ beforeAll(async () => {
 }, 120_000)
 
 afterAll(async () => {
+  listenChannel.unsubscribe(listenSubscriber)
   await app?.close()
   stopBrowserServer(browserServer)
   await fx?.close()
@@ -99,17 +118,13 @@ describe('a remote browser through BROWSER_WS_ENDPOINT', () => {
   }, 60_000)
 
   it('keeps the egress proxy closed to anyone without its credentials', async () => {
-    // The contexts' proxies listen on EGRESS_HOST: the sockets listening on 127.0.0.3 (/proc/net/tcp: address in
-    // little-endian hex, state 0A = LISTEN). Nothing else in the suite listens there.
-    const { readFileSync } = await import('node:fs')
-    const listening = readFileSync('/proc/net/tcp', 'utf8').split('\n').slice(1)
-      .map(line => line.trim().split(/\s+/))
-      .filter(fields => fields[1]?.startsWith('0300007F:') === true && fields[3] === '0A')
-      .map(fields => String(parseInt(fields[1]!.split(':')[1]!, 16)))
+    // The contexts' proxies listen on EGRESS_HOST: the servers the service started there (in this process, seen as
+    // they began listening), the ones still open. Each of them asks for credentials.
+    const listening = [...egressListeners].filter(server => server.listening).map(server => (server.address() as AddressInfo).port)
     expect(listening.length).toBeGreaterThan(0)
     for (const proxyPort of listening) {
       const status = await new Promise<number>((resolve, reject) => {
-        const req = http.request({ host: '127.0.0.3', port: Number(proxyPort), method: 'GET', path: `${fx.origin}/plain/` }, (res) => { res.resume(); resolve(res.statusCode ?? 0) })
+        const req = http.request({ host: '127.0.0.3', port: proxyPort, method: 'GET', path: `${fx.origin}/plain/` }, (res) => { res.resume(); resolve(res.statusCode ?? 0) })
         req.on('error', reject)
         req.end()
       })

@@ -205,7 +205,8 @@ describe('evaluate, in the page', () => {
     const res = await extract({ url: page, timeout: 3000 }, { loop: { evaluate: '() => { while (true) {} }' } })
     expect(res.statusCode).toBe(504)
     expect(res.json().code).toBe('ETIMEOUT')
-    expect(Date.now() - started).toBeLessThan(8000)
+    // The loop never ends by itself: any bound shows the deadline ended it; this one leaves room for a loaded machine.
+    expect(Date.now() - started).toBeLessThan(15_000)
     const next = await extract({ url: page }, { title: { evaluate: 'document.title' } })
     expect(next.statusCode).toBe(200)
     expect(next.json().data.title).toBe('Rules fixture | Pagecast Tests')

@@ -61,11 +61,11 @@ describe('single flight across instances', () => {
   it('answers without waiting for the lock\'s release, which still comes before whatever the instance asks next', async () => {
     const key = `released-${Date.now()}`
     const a = instance()
-    // A store whose release takes 2 s (a slow round trip): the flight must not wait for it.
+    // A store whose release takes 8 s (a slow round trip): the flight must not wait for it.
     let release: Promise<void> | undefined
     const slow = Object.assign(Object.create(a.store) as Store, {
       releaseLock: async (lockKey: string, token: string) => {
-        release = new Promise<void>(resolve => setTimeout(resolve, 2000)).then(async () => { await a.store.releaseLock(lockKey, token) })
+        release = new Promise<void>(resolve => setTimeout(resolve, 8000)).then(async () => { await a.store.releaseLock(lockKey, token) })
         await release
       }
     })
@@ -77,7 +77,7 @@ describe('single flight across instances', () => {
       return { entry: written }
     }, { signal: new AbortController().signal, lockTtl: 30_000, since: started })
     expect(flight.computedHere).toBe(true)
-    expect(Date.now() - started).toBeLessThan(1000)
+    expect(Date.now() - started).toBeLessThan(5000)
     expect(await a.store.get(lockKeyOf(key))).not.toBeNull()
     await release
     expect(await a.store.get(lockKeyOf(key))).toBeNull()
@@ -129,8 +129,11 @@ async function watch (key: string): Promise<{ settled (): Promise<string[][]>, s
     async settled () {
       const mark = `${key}-settled-${n++}`
       await marker.get(mark)
-      for (let i = 0; i < 100 && !seen.some(c => c.includes(mark)); i++) await new Promise(r => setTimeout(r, 10))
-      return seen.filter(c => !c.some(a => a.includes('-settled-')))
+      // Up to 10 s for MONITOR to show the marker: it lags on a loaded machine.
+      for (let i = 0; i < 1000 && !seen.some(c => c.includes(mark)); i++) await new Promise(r => setTimeout(r, 10))
+      // A lease renewal (a script naming the lock alone) comes once a third of a lease while a computation runs:
+      // how many depends on the machine's speed, not on the round trips counted here.
+      return seen.filter(c => !c.some(a => a.includes('-settled-')) && !(c[0] === 'script' && !c.some(a => a.includes(`cache:{${key}}`))))
     },
     stop () { monitor.disconnect(); marker.disconnect() }
   }

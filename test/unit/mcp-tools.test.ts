@@ -64,13 +64,68 @@ describe('the tool list', () => {
       for (const [property, schema] of Object.entries(definition.inputSchema.properties as Record<string, Record<string, unknown>>)) {
         if (!names.has(property) || property === 'headers') continue
         const doc = specOf(property as OptionName).doc
-        expect(schema.type, `${definition.name}.${property}`).toEqual(doc.schema.type)
+        // A type array is listed as anyOf branches (portableSchema): the same types.
+        const listed = Array.isArray(schema.anyOf) ? (schema.anyOf as Array<{ type?: unknown }>).map((branch) => branch.type) : schema.type
+        expect(listed, `${definition.name}.${property}`).toEqual(doc.schema.type)
         expect(schema.description, `${definition.name}.${property}`).toBe(doc.description)
       }
     }
     const screenshot = prepared('microlink_screenshot').definition.inputSchema.properties as Record<string, { properties?: Record<string, { enum?: unknown[] }> }>
     // pagecast takes more than Microlink here, and the schema says so.
     expect(screenshot.screenshot?.properties?.type?.enum).toEqual(['png', 'jpeg', 'webp'])
+  })
+
+  it('lists input schemas every client takes: what the MCP inspector\'s --strict mode checks finds nothing', () => {
+    // @modelcontextprotocol/inspector 2.12 (core/json/schemaLint.ts) warns on a `type` array (type-union), a schema
+    // that constrains nothing (untyped-schema), a bare boolean where a schema goes (boolean-schema) and a remote
+    // $ref: 301 findings before (300 type arrays, 1 untyped Lighthouse setting). Its rules, walked the same way.
+    const findings: string[] = []
+    const CONSTRAINS = new Set(['type', 'enum', 'const', 'multipleOf', 'maximum', 'exclusiveMaximum', 'minimum', 'exclusiveMinimum',
+      'maxLength', 'minLength', 'pattern', 'format', 'contentMediaType', 'contentEncoding', 'contentSchema', 'maxItems', 'minItems',
+      'uniqueItems', 'maxContains', 'minContains', 'maxProperties', 'minProperties', 'required', 'dependentRequired', 'allOf', 'anyOf',
+      'oneOf', 'not', 'items', 'prefixItems', 'contains', 'additionalItems', 'unevaluatedItems', 'properties', 'patternProperties',
+      'additionalProperties', 'unevaluatedProperties', 'propertyNames', 'dependentSchemas', 'dependencies', '$ref', '$dynamicRef', '$recursiveRef'])
+    const BOOLEAN_OK = new Set(['additionalProperties', 'unevaluatedProperties', 'additionalItems', 'unevaluatedItems'])
+    const walk = (node: unknown, at: string, keyword?: string): void => {
+      if (typeof node === 'boolean') {
+        if (keyword === undefined || !BOOLEAN_OK.has(keyword)) findings.push(`${at}: boolean-schema`)
+        return
+      }
+      if (node === null || typeof node !== 'object' || Array.isArray(node)) return
+      const schema = node as Record<string, unknown>
+      if (Array.isArray(schema.type)) findings.push(`${at}: type-union`)
+      if (typeof schema.$ref === 'string' && !schema.$ref.startsWith('#')) findings.push(`${at}: remote-ref`)
+      if (keyword !== 'not' && !Object.keys(schema).some((key) => CONSTRAINS.has(key)) && !('if' in schema && ('then' in schema || 'else' in schema))) {
+        findings.push(`${at}: untyped-schema`)
+      }
+      for (const key of ['properties', 'patternProperties', 'dependentSchemas', 'dependencies', '$defs', 'definitions']) {
+        const map = schema[key]
+        if (map !== null && typeof map === 'object' && !Array.isArray(map)) for (const [name, kid] of Object.entries(map)) walk(kid, `${at}.${key}.${name}`, key)
+      }
+      for (const key of ['allOf', 'anyOf', 'oneOf', 'prefixItems']) {
+        const list = schema[key]
+        if (Array.isArray(list)) list.forEach((kid, i) => { walk(kid, `${at}.${key}[${i}]`, key) })
+      }
+      for (const key of ['items', 'contains', 'not', 'propertyNames', 'if', 'then', 'else', 'additionalProperties', 'unevaluatedProperties', 'additionalItems', 'unevaluatedItems', 'contentSchema']) {
+        if (!(key in schema)) continue
+        const kid = schema[key]
+        if (key === 'items' && Array.isArray(kid)) kid.forEach((item, i) => { walk(item, `${at}.items[${i}]`, key) })
+        else walk(kid, `${at}.${key}`, key)
+      }
+    }
+    // As tools/list sends them (JSON), for every tool.
+    const listed = JSON.parse(JSON.stringify([...server.tools.values()].map(({ definition }) => definition))) as Array<{ name: string, inputSchema: unknown }>
+    expect(listed).toHaveLength(19)
+    for (const tool of listed) walk(tool.inputSchema, tool.name)
+    expect(findings).toEqual([])
+  })
+
+  it('validates the same values through the listed anyOf branches as through the type arrays', () => {
+    // `timeout` takes a number or a string; `click` a string or a list of them; neither takes an object.
+    expect(readArguments(prepared('microlink_metadata'), { url: 'https://example.com', timeout: 5000, click: ['a', 'b'] })).not.toHaveProperty('error')
+    expect(readArguments(prepared('microlink_metadata'), { url: 'https://example.com', timeout: '5s', click: 'a' })).not.toHaveProperty('error')
+    expect(readArguments(prepared('microlink_metadata'), { url: 'https://example.com', click: { a: 1 } })).toHaveProperty('error')
+    expect(readArguments(prepared('microlink_metadata'), { url: 'https://example.com', click: [1] })).toHaveProperty('error')
   })
 
   it('coerces lenient inputs and refuses what the schema does not take', () => {

@@ -1,7 +1,7 @@
 // The README leads with what a user needs and stays inside the repository: the two commands first, a
 // compatibility table that names every parameter of the table (docs/reference/parameters.md comes from the
 // same rows), links and images that resolve to files here, and no internal issue numbers.
-import { existsSync, readFileSync } from 'node:fs'
+import { existsSync, readdirSync, readFileSync } from 'node:fs'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { PARAMETER_ROWS } from '../../src/docs/parameters.ts'
@@ -50,5 +50,23 @@ describe('README.md', () => {
   it('holds no internal issue numbers', () => {
     expect(README).not.toMatch(/\bissues?\s*#?\d+/i)
     expect(README).not.toMatch(/(^|[\s(])#\d+\b/m)
+  })
+})
+
+describe('the README repository map', () => {
+  const map = /## Repository map\n+```\n([\s\S]*?)```/.exec(README)?.[1] ?? ''
+
+  it('names every folder of src/, each under its parent', () => {
+    expect(map).toContain('src/ ')
+    const folders = (dir: string): string[] => readdirSync(path.join(ROOT, dir), { withFileTypes: true })
+      .filter(entry => entry.isDirectory())
+      .flatMap(entry => [`${dir}/${entry.name}`, ...folders(`${dir}/${entry.name}`)])
+    const found = folders('src')
+    expect(found.length).toBeGreaterThan(20)
+    for (const folder of found) {
+      const depth = folder.split('/').length - 1
+      const name = folder.split('/').at(-1) ?? ''
+      expect(map, folder).toMatch(new RegExp(`^${' '.repeat(2 * depth)}${name}/ `, 'm'))
+    }
   })
 })
