@@ -21,11 +21,8 @@
 // fetch or a beacon of the last job still waiting for its answer included, so no answer of its can set a cookie in
 // the next job) and refuses new ones until newJob(). Kept-alive upstream sockets of plain-http requests stay.
 //
-// The pool's proxies ask every client for a credential made up here (`authenticate`), so no other local process can
-// use one. The browser learns it once per context (page-guards.ts authenticateEgress): a request to the proxy's own
-// address, which it answers itself (204) once the credential comes.
+// The pool's proxies ask every client for a credential of their own (egress-auth.ts).
 
-import { randomBytes, timingSafeEqual } from 'node:crypto'
 import http from 'node:http'
 import net from 'node:net'
 import type { AddressInfo, Socket } from 'node:net'
@@ -33,15 +30,14 @@ import type { Duplex } from 'node:stream'
 import { isAppError } from '../errors.ts'
 import type { AddressGuard, ResolvedAddress } from '../net/guard.ts'
 import { openTunnel, parseUpstreamProxy, type UpstreamProxy } from '../net/proxy-tunnel.ts'
-import { EGRESS_MARKER_HEADER, describe, filteredHeaders, parseAuthority } from './egress-wire.ts'
+import { EGRESS_MARKER_HEADER, answer, describe, filteredHeaders, parseAuthority } from './egress-wire.ts'
 import type { EgressProxy, EgressProxyOptions, EgressRefusal, EgressRefusalKind } from './egress-types.ts'
+import { challenge, createEgressGate } from './egress-auth.ts'
 
 export { EGRESS_MARKER_HEADER, egressKey } from './egress-wire.ts'
 export type { EgressProxy, EgressProxyLog, EgressProxyOptions, EgressProxyStats, EgressRefusal, EgressRefusalKind } from './egress-types.ts'
 
-
 type Verdict = { ok: true, target: ResolvedAddress } | { ok: false, kind: EgressRefusalKind, reason: string }
-
 
 export async function createEgressProxy (options: EgressProxyOptions): Promise<EgressProxy> {
   const { guard, log } = options
@@ -144,19 +140,6 @@ export async function createEgressProxy (options: EgressProxyOptions): Promise<E
     const verdict = resolve(host, port)
     verdicts.set(key, { verdict, expires: now + verdictTtlMs })
     return verdict
-  }
-
-  function answer (res: http.ServerResponse, status: number, kind: EgressRefusalKind): void {
-    if (res.headersSent) { res.destroy(); return }
-    const body = kind === 'blocked' ? 'Blocked by pagecast: the address is not allowed.\n' : 'pagecast could not reach the address.\n'
-    res.writeHead(status, {
-      [EGRESS_MARKER_HEADER]: kind,
-      'content-type': 'text/plain; charset=utf-8',
-      'content-length': Buffer.byteLength(body),
-      'cache-control': 'no-store',
-      connection: 'close'
-    })
-    res.end(body)
   }
 
   async function onRequest (req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
@@ -318,46 +301,37 @@ export async function createEgressProxy (options: EgressProxyOptions): Promise<E
     socket.once('close', () => { clients.delete(socket) })
     track(socket)
   })
-  const credentials = options.authenticate === true
-    ? { username: `pagecast-${randomBytes(6).toString('hex')}`, password: randomBytes(24).toString('base64url') }
-    : undefined
-  const expected = credentials === undefined ? undefined : Buffer.from(`Basic ${Buffer.from(`${credentials.username}:${credentials.password}`).toString('base64')}`)
-  /** Whether the request carries this proxy's credentials (always, when it needs none); compared in constant time. */
-  function authorized (req: http.IncomingMessage): boolean {
-    if (expected === undefined) return true
-    const given = Buffer.from(String(req.headers['proxy-authorization'] ?? ''))
-    return given.length === expected.length && timingSafeEqual(given, expected)
+  const gate = createEgressGate(options.authenticate === true)
+  /** Whether a client's request may go on: it carries the credential, and a job is running (else it is dropped). */
+  function admitted (req: http.IncomingMessage, to: http.ServerResponse | Duplex): boolean {
+    if (!gate.authorized(req)) {
+      challenge(to)
+      return false
+    }
+    if (betweenJobs) {
+      req.socket.destroy()
+      if (!('writeHead' in to)) to.destroy()
+      return false
+    }
+    return true
   }
-  const CHALLENGE = 'HTTP/1.1 407 Proxy Authentication Required\r\nProxy-Authenticate: Basic realm="pagecast-egress"\r\nContent-Length: 0\r\nConnection: close\r\n\r\n'
 
   server.on('request', (req, res) => {
-    if (!authorized(req)) {
-      res.writeHead(407, { 'proxy-authenticate': 'Basic realm="pagecast-egress"', 'content-length': 0, connection: 'close' }).end()
-      return
-    }
-    if (betweenJobs) { req.socket.destroy(); return }
+    if (!admitted(req, res)) return
     onRequest(req, res).catch((err: unknown) => {
       log?.warn({ err }, 'egress proxy request failed')
       res.destroy()
     })
   })
   server.on('connect', (req: http.IncomingMessage, socket: Duplex, head: Buffer) => {
-    if (!authorized(req)) {
-      socket.end(CHALLENGE)
-      return
-    }
-    if (betweenJobs) { socket.destroy(); return }
+    if (!admitted(req, socket)) return
     onConnect(req, socket, head).catch((err: unknown) => {
       log?.warn({ err }, 'egress proxy tunnel failed')
       socket.destroy()
     })
   })
   server.on('upgrade', (req: http.IncomingMessage, socket: Duplex, head: Buffer) => {
-    if (!authorized(req)) {
-      socket.end(CHALLENGE)
-      return
-    }
-    if (betweenJobs) { socket.destroy(); return }
+    if (!admitted(req, socket)) return
     onUpgrade(req, socket, head).catch((err: unknown) => {
       log?.warn({ err }, 'egress proxy upgrade failed')
       socket.destroy()
@@ -376,7 +350,7 @@ export async function createEgressProxy (options: EgressProxyOptions): Promise<E
 
   return {
     server: `http://${advertisedHost}:${port}`,
-    credentials,
+    credentials: gate.credentials,
     port,
     refusals: () => records,
     newJob: (proxy) => {

@@ -1,8 +1,10 @@
 // The egress proxy's pure pieces (egress-proxy.ts): the key refusals are matched by, CONNECT authorities, the
-// headers a forwarded request keeps, and how a failure is described in a refusal.
+// headers a forwarded request keeps, how a failure is described in a refusal, and the answer that carries it.
+import type http from 'node:http'
 import { isAppError } from '../errors.ts'
 import { HOP_BY_HOP, connectionOptions } from '../net/headers.ts'
 import { effectivePort } from '../util/url.ts'
+import type { EgressRefusalKind } from './egress-types.ts'
 
 /** Response header on every answer the proxy makes up itself (never on a target's response). */
 export const EGRESS_MARKER_HEADER = 'x-pagecast-egress'
@@ -59,4 +61,18 @@ export function describe (err: unknown): string {
     return cause === '' ? err.code : `${err.code}: ${cause}`
   }
   return err instanceof Error ? err.message : String(err)
+}
+
+/** A refusal of a plain-http request, marked so that Chromium's page and the pool cannot take it for the target's. */
+export function answer (res: http.ServerResponse, status: number, kind: EgressRefusalKind): void {
+  if (res.headersSent) { res.destroy(); return }
+  const body = kind === 'blocked' ? 'Blocked by pagecast: the address is not allowed.\n' : 'pagecast could not reach the address.\n'
+  res.writeHead(status, {
+    [EGRESS_MARKER_HEADER]: kind,
+    'content-type': 'text/plain; charset=utf-8',
+    'content-length': Buffer.byteLength(body),
+    'cache-control': 'no-store',
+    connection: 'close'
+  })
+  res.end(body)
 }

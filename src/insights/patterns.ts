@@ -4,13 +4,13 @@
 //
 // The set is trusted data, but what its patterns read is the page's, and many of them backtrack badly (a 60 KB script
 // URL kept one busy for 40 s, issue 20). So every pattern is bounded twice: it runs on RE2, the linear-time engine
-// (src/metadata/re2.ts), compiled the first time it runs; and the value it reads is cut first, to MAX_VALUE_CHARS
+// (src/util/re2.ts), compiled the first time it runs; and the value it reads is cut first, to MAX_VALUE_CHARS
 // for the short ones (script URLs, URL, headers, cookies, meta, JS globals, attributes, DOM properties) while page
 // text (html, scripts, css, text) is cut by signals.ts. The few patterns RE2 cannot take (lookarounds; counted in
 // docs/bundled-data.md, listed by test/unit/technologies.test.ts) run on JavaScript's engine with every `+` and `*`
 // bounded (`{1,250}`, `{0,250}`, the limit Wappalyzer's own engine put on the first of them) and read at most
 // MAX_BACKTRACKING_CHARS; so do all of them when the re2 addon is missing (server.ts warns at start).
-import { loadRe2 } from '../metadata/re2.ts'
+import { loadRe2 } from '../util/re2.ts'
 
 /** Characters of a short value (script URL, header, cookie, meta, JS global, attribute) that a pattern reads. */
 export const MAX_VALUE_CHARS = 512

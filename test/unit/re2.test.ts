@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { re2Status } from '../../src/metadata/re2.ts'
+import { re2Status } from '../../src/util/re2.ts'
 
 describe('re2Status', () => {
   it('finds re2 working under the Node that runs the tests, which is the one that runs the service', () => {
