@@ -113,7 +113,8 @@ export async function renderPage (
           maxImageHeight: ctx.config.maxFullPageHeight,
           maxValueBytes: ctx.config.maxResponseBytes,
           discardPage: info.discardPage,
-          gaveUp: (wait) => { gaveUp.push(wait) }
+          gaveUp: (wait) => { gaveUp.push(wait) },
+          stageContext: info.stageContext
         }, timings)
         // The proxy carried this job's requests (`-proxy` in x-fetch-mode), as far as it got to carry any.
         if (scope !== undefined && info.proxied() > 0) scope.carried = true

@@ -1,13 +1,14 @@
 // One job from its start to its release: a lease of the job's profile (an idle one, else a new one), the job's
 // emulation, the job itself raced against its signal, the answer (jobs.ts), then, after the caller has it, the
 // release: the lease is reset and parked, or closed, and the slot is given back.
-import type { Page } from 'playwright-core'
+import type { BrowserContext, BrowserContextOptions, Page } from 'playwright-core'
 import { applyPageEmulation, pageEmulationKey, splitForwardedHeaders } from '../emulation.ts'
 import { BrowserError, toBrowserError } from '../errors.ts'
 import type { Drain } from './drain.ts'
 import { createJobRecord, outcomeOf, refusedNavigation, resultOf } from './jobs.ts'
 import type { JobRecord } from './jobs.ts'
 import { Lease } from './lease.ts'
+import { authenticateEgress } from './page-guards.ts'
 import type { LeaseDeps, LeaseProfile } from './lease.ts'
 import { parkAfterReset, worthResetting } from './lease-state.ts'
 import type { ReusePolicy } from './lease-state.ts'
@@ -87,7 +88,8 @@ export class JobRunner {
         captureSession: () => captureSession,
         blockedRequests: () => record.blocked,
         discardPage: () => { held.taint.page = true },
-        proxied: () => held.proxy.stats().jobProxied
+        proxied: () => held.proxy.stats().jobProxied,
+        stageContext: async (options) => await stageContextOf(page, held.proxy, options)
       }
       jobPromise = (async () => await job(page, info))()
       return resultOf(record, await outcomeOf(jobPromise, signal))
@@ -179,5 +181,28 @@ export class JobRunner {
       drain.wake()
       this.#deps.pump()
     }
+  }
+}
+
+/**
+ * A context beside the job's for one of its stages, behind the job's egress proxy: given its credential once, as the
+ * lease gives it to a job's context (authenticateEgress), through a page opened and closed for that.
+ */
+async function stageContextOf (page: Page, proxy: { server: string, credentials: { username: string, password: string } | undefined }, options: BrowserContextOptions): Promise<BrowserContext> {
+  const browser = page.context().browser()
+  if (browser === null) throw new BrowserError('EFATAL', 'context', false, { cause: new Error('no browser for a stage context') })
+  const context = await browser.newContext({ ...options, javaScriptEnabled: true, proxy: { server: proxy.server, bypass: '<-loopback>' } })
+  try {
+    const opener = await context.newPage()
+    const session = await context.newCDPSession(opener)
+    // The opener only asks the proxy for itself: what the handshake pauses goes on (the lease's guards do this for a job).
+    session.on('Fetch.requestPaused', (event) => { session.send('Fetch.continueRequest', { requestId: event.requestId }).catch(() => {}) })
+    await authenticateEgress(session, proxy)
+    await session.detach()
+    await opener.close()
+    return context
+  } catch (err) {
+    await context.close().catch(() => {})
+    throw err
   }
 }

@@ -1,6 +1,6 @@
 // The browser pool's public interface (what src/context.ts, lazy-pool.ts and the pipeline see), and the counters
 // its parts share.
-import type { Page } from 'playwright-core'
+import type { BrowserContext, BrowserContextOptions, Page } from 'playwright-core'
 import type { Adblocker } from '../../adblock/index.ts'
 import type { AddressGuard } from '../../net/guard.ts'
 import type { EgressRefusal } from '../egress-proxy.ts'
@@ -77,6 +77,11 @@ export interface JobInfo {
   discardPage (): void
   /** Connections this job opened through its `proxy` so far (0 without one). */
   proxied (): number
+  /**
+   * A short-lived context of the same browser for a stage of this job (the screenshot overlay), its requests going
+   * through this job's egress proxy with its credential; the caller closes it.
+   */
+  stageContext (options: BrowserContextOptions): Promise<BrowserContext>
 }
 
 export type BrowserJob<T> = (page: Page, info: JobInfo) => Promise<T>

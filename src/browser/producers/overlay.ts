@@ -5,7 +5,7 @@
 // the target's page must stay as it is (a PDF may be printed from it next), and the pool closes any other page
 // opened in a job's context. Requests of that context (a background URL) go through the browser's egress proxy,
 // which applies the same checks as for the target's own requests.
-import type { Page } from 'playwright-core'
+import type { BrowserContext, BrowserContextOptions, Page } from 'playwright-core'
 import type { ScreenshotOptions } from '../../schemas/options.ts'
 import { AppError } from '../../errors.ts'
 import { isTimedOut, sleep, within } from '../../util/abort.ts'
@@ -114,16 +114,22 @@ export interface OverlayStage {
  * device pixel ratio `dpr`, beside `page`. 400 EINVALOVERLAYBG when Chromium rejects the background. A background
  * image that cannot be loaded in time leaves the backdrop empty; the capture goes on.
  */
+/** Opens a context for a stage of the job (ProducerContext.stageContext). */
+export type StageContextOf = (options: BrowserContextOptions) => Promise<BrowserContext>
+
 export async function openOverlayStage (
-  page: Page, imageUrl: string, width: number, height: number, dpr: number, overlay: Overlay, budget: Budget
+  page: Page, imageUrl: string, width: number, height: number, dpr: number, overlay: Overlay, budget: Budget,
+  stageContext?: StageContextOf
 ): Promise<OverlayStage> {
   const stage = overlayHtml(imageUrl, width, height, overlay)
   const viewport = { width: Math.ceil(stage.width), height: Math.ceil(stage.height) }
   const browser = page.context().browser()
-  // A context of our own; without a Browser (a persistent context) a page of the same context has to do.
-  const context = browser === null
-    ? undefined
-    : await browser.newContext({ viewport, deviceScaleFactor: dpr, javaScriptEnabled: false })
+  // A context of our own (the pool's: behind the job's egress proxy); without a Browser (a persistent context) a page
+  // of the same context has to do.
+  const options = { viewport, deviceScaleFactor: dpr, javaScriptEnabled: false }
+  const context = stageContext !== undefined
+    ? await stageContext(options)
+    : browser === null ? undefined : await browser.newContext(options)
   let stagePage: Page | undefined
   const close = async (): Promise<void> => {
     if (context !== undefined) await context.close().catch(() => {})

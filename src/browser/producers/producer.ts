@@ -3,7 +3,7 @@
 // reading only its own part of the outputs group. A file producer makes a file (screenshot, pdf), which the pipeline
 // stores and describes as media objects once the slot is released; a value producer returns a value computed in the
 // page (the results of `data` rules' `evaluate`, of `function`), which the pipeline reads after the slot is released.
-import type { Page } from 'playwright-core'
+import type { BrowserContext, BrowserContextOptions, Page } from 'playwright-core'
 import type { OutputOptions } from '../../schemas/option-groups.ts'
 import type { Budget } from '../page/budget.ts'
 import type { PageCdpSession } from '../page/cdp-session.ts'
@@ -43,6 +43,8 @@ export interface ProducerContext {
    * (StepContext.gaveUp): the answer is then not cached.
    */
   readonly gaveUp: (wait: string) => void
+  /** A context for a stage of the job (JobInfo.stageContext): the overlay is composed in one. */
+  readonly stageContext: (options: BrowserContextOptions) => Promise<BrowserContext>
   /**
    * Where a producer adds the named parts of its time (ms, for server-timing), such as Chromium's own capture; the
    * rest of its time is counted under its field (runProducers).

@@ -14,7 +14,7 @@ import { isTimeoutError } from '../errors.ts'
 import { PageCdpSession } from '../page/cdp-session.ts'
 import type { DeviceMetrics } from '../page/cdp-session.ts'
 import { codeKindOf, showCodeView } from './code-view.ts'
-import { hasOverlay, openOverlayStage, overlayInsets } from './overlay.ts'
+import { hasOverlay, openOverlayStage, overlayInsets, type StageContextOf } from './overlay.ts'
 import { inTime, openForcedSession, openSession, type CaptureSession } from './capture-session.ts'
 import type { FileProducer } from './producer.ts'
 
@@ -43,6 +43,8 @@ export interface CaptureTarget {
   timings?: Record<string, number>
   /** Told when a wait of the capture ran out (a full page's lazy content): see ProducerContext.gaveUp. */
   gaveUp?: (wait: string) => void
+  /** Where the overlay is composed (ProducerContext.stageContext); without one, a context of the page's browser. */
+  stageContext?: StageContextOf
 }
 
 interface Clip {
@@ -192,12 +194,12 @@ function dimensions (body: Buffer): { width: number, height: number } {
 /** Draws the overlay around `image` (a PNG of the page at `metrics`' DPR) and captures it in the requested format. */
 async function compose (
   page: Page, image: Buffer, metrics: DeviceMetrics, shot: ScreenshotOptions, encoding: Encoding, budget: Budget,
-  timings: Record<string, number> | undefined
+  timings: Record<string, number> | undefined, stageContext: StageContextOf | undefined
 ): Promise<Buffer> {
   const size = dimensions(image)
   const dpr = metrics.deviceScaleFactor
   const stage = await openOverlayStage(
-    page, `data:image/png;base64,${image.toString('base64')}`, size.width / dpr, size.height / dpr, dpr, shot.overlay, budget
+    page, `data:image/png;base64,${image.toString('base64')}`, size.width / dpr, size.height / dpr, dpr, shot.overlay, budget, stageContext
   )
   try {
     const viewport = { width: Math.ceil(stage.width), height: Math.ceil(stage.height) }
@@ -265,7 +267,7 @@ export async function takeScreenshot (page: Page, shot: ScreenshotOptions, budge
   } finally {
     await capture.close()
   }
-  if (overlay) image = await compose(page, image, capture.metrics, shot, encoding, budget, target.timings)
+  if (overlay) image = await compose(page, image, capture.metrics, shot, encoding, budget, target.timings, target.stageContext)
   return { body: image, type: extensionOf(shot.type), ...dimensions(image) }
 }
 
@@ -275,10 +277,10 @@ export const screenshotProducer: FileProducer<ScreenshotOptions> = {
   kind: 'file',
   field: 'screenshot',
   settings: (outputs) => outputs.screenshot,
-  async produce (shot, { page, budget, loaded, cdp, maxImageHeight, timings, gaveUp }) {
+  async produce (shot, { page, budget, loaded, cdp, maxImageHeight, timings, gaveUp, stageContext }) {
     const contentType = loaded.headers['content-type']
     const image = await takeScreenshot(page, shot, budget, {
-      ...(contentType === undefined ? {} : { contentType }), maxImageHeight, session: cdp, ...(timings === undefined ? {} : { timings }), gaveUp
+      ...(contentType === undefined ? {} : { contentType }), maxImageHeight, session: cdp, ...(timings === undefined ? {} : { timings }), gaveUp, stageContext
     })
     return { body: image.body, ext: image.type, contentType: CONTENT_TYPES[image.type], details: { width: image.width, height: image.height } }
   }
