@@ -10,8 +10,9 @@
 import { readFile } from 'node:fs/promises'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { build, qs, type Built } from '../helpers/build.ts'
+import { qs, type Built } from '../helpers/build.ts'
 import { startFixtureServer, type FixtureServer } from '../helpers/fixture-server.ts'
+import { buildNewsSite } from '../helpers/news-site.ts'
 import { decodePng, near, type Rgba } from '../helpers/images.ts'
 import { installLoopbackNet, type ConnectAttempt } from '../helpers/loopback-net.ts'
 
@@ -76,13 +77,7 @@ beforeAll(async () => {
     fx.route(`/${p.name}/script.html`, html200(page(`${p.name} with its script`, `<script>window.fixtureCmp = ${cmp}</script><script src="/cmp/platform.js"></script>`, '')))
     fx.route(`/consent/rejected/${p.name}`, (_req, res) => { res.writeHead(204); res.end() })
   }
-  host = `news.test:${fx.port}`
-  app = await build({ ALLOW_PRIVATE_HOSTS: host, API_KEYS: 'k', BROWSER_CONCURRENCY: '1' }, {
-    resolve: async (hostname) => {
-      if (hostname === 'news.test') return [{ address: '127.0.0.1', family: 4 }]
-      throw Object.assign(new Error(`ENOTFOUND ${hostname}`), { code: 'ENOTFOUND' })
-    }
-  })
+  ;({ app, host } = await buildNewsSite(fx))
 }, 120_000)
 
 afterAll(async () => {
