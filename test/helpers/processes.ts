@@ -2,7 +2,9 @@
 // mid-job (retry.test.ts), look for Chromiums left behind (overload.test.ts, lighthouse.test.ts) or for the crash
 // handlers of one launch (browser-pool.test.ts, lighthouse.test.ts); and the ports
 // this process listens on (isolation.test.ts finds its pool's egress proxies). Linux only, like the rest of the suite.
-import { readdirSync, readFileSync, readlinkSync } from 'node:fs'
+import { tracingChannel } from 'node:diagnostics_channel'
+import type { AddressInfo, Server } from 'node:net'
+import { readdirSync, readFileSync } from 'node:fs'
 
 /** pid, parent and process group of every live process. */
 export function processTable (): Array<{ pid: number, ppid: number, pgrp: number }> {
@@ -79,23 +81,25 @@ export function rendererProcesses (browserPid: number): number[] {
 }
 
 /**
- * The TCP ports this process itself listens on at `host` (an IPv4 address): the socket inodes among its own file
- * descriptors, matched with /proc/net/tcp's LISTEN entries (state 0A; the address in little-endian hex).
+ * The servers this process starts listening on `host` from now on, seen through Node's `net.server.listen` tracing
+ * channel: nothing else on the machine is looked at. `ports()` gives the ones still listening; `stop()` unsubscribes.
  */
-export function ownListeningPorts (host: string): number[] {
-  const inodes = new Set<string>()
-  for (const fd of readdirSync('/proc/self/fd')) {
-    let target = ''
-    try { target = readlinkSync(`/proc/self/fd/${fd}`) } catch { continue }
-    const inode = /^socket:\[(\d+)\]$/.exec(target)?.[1]
-    if (inode !== undefined) inodes.add(inode)
+export function watchListening (host: string): { ports: () => number[], stop: () => void } {
+  const servers = new Set<Server>()
+  const channel = tracingChannel<unknown, { server: Server }>('net.server.listen')
+  const subscriber = {
+    start () {},
+    end () {},
+    asyncStart () {},
+    asyncEnd ({ server }: { server: Server }) {
+      const address = server.address()
+      if (address !== null && typeof address === 'object' && address.address === host) servers.add(server)
+    },
+    error () {}
   }
-  const hex = host.split('.').map(Number).reverse().map(byte => byte.toString(16).padStart(2, '0')).join('').toUpperCase()
-  const ports: number[] = []
-  for (const line of readFileSync('/proc/net/tcp', 'utf8').split('\n').slice(1)) {
-    const fields = line.trim().split(/\s+/)
-    const [address, port] = (fields[1] ?? '').split(':')
-    if (address === hex && fields[3] === '0A' && inodes.has(fields[9] ?? '')) ports.push(parseInt(port ?? '0', 16))
+  channel.subscribe(subscriber)
+  return {
+    ports: () => [...servers].filter(server => server.listening).map(server => (server.address() as AddressInfo).port),
+    stop: () => { channel.unsubscribe(subscriber) }
   }
-  return ports
 }

@@ -17,7 +17,7 @@ import type { BrowserPool, JobInfo } from '../../src/browser/pool/index.ts'
 import type { Emulation } from '../../src/browser/emulation.ts'
 import { startFixtureServer } from '../helpers/fixture-server.ts'
 import type { FixtureServer } from '../helpers/fixture-server.ts'
-import { ownListeningPorts } from '../helpers/processes.ts'
+import { watchListening } from '../helpers/processes.ts'
 
 const FIXTURES = path.resolve(import.meta.dirname, '../fixtures/browser')
 
@@ -445,7 +445,7 @@ function askProxy (port: number, options: { method: 'GET' | 'CONNECT', path: str
 
 describe('the pool\'s browser and egress proxies are its own', () => {
   it('refuses a local client without the context\'s credential (407), while the browser uses its proxy as before', async () => {
-    const before = new Set(ownListeningPorts('127.0.0.1'))
+    const watch = watchListening('127.0.0.1')
     const guard = createAddressGuard({ allowPrivateHosts: [site.host] })
     const logged: string[] = []
     const log = { debug: (o: object, m: string) => { logged.push(JSON.stringify([o, m])) }, info: (o: object, m: string) => { logged.push(JSON.stringify([o, m])) }, warn: (o: object, m: string) => { logged.push(JSON.stringify([o, m])) }, error: (o: object, m: string) => { logged.push(JSON.stringify([o, m])) } }
@@ -459,7 +459,7 @@ describe('the pool\'s browser and egress proxies are its own', () => {
       // While a job runs on it: this pool's proxies (the browser-level one and the context's), listening in this process.
       const answers = await own.run(async (page) => {
         await page.goto(`${site.origin}/plain.html`)
-        const proxies = ownListeningPorts('127.0.0.1').filter(port => !before.has(port))
+        const proxies = watch.ports()
         const asked: Array<number | string> = []
         for (const port of proxies) {
           asked.push(await askProxy(port, { method: 'GET', path: `${site.origin}/plain.html` }))
@@ -476,6 +476,7 @@ describe('the pool\'s browser and egress proxies are its own', () => {
       for (const req of siteRequests) expect(req.headers['proxy-authorization']).toBeUndefined()
       expect(logged.join('\n')).not.toMatch(/pagecast-[0-9a-f]{12}|proxy-authorization|Basic /i)
     } finally {
+      watch.stop()
       await own.close()
     }
   })
