@@ -5,14 +5,14 @@
 // nobody without the credentials can use the egress proxy; the service reconnects when the browser server
 // restarts; and a browser server of another Playwright version is refused with a plain message.
 import { spawn, type ChildProcess } from 'node:child_process'
-import { tracingChannel } from 'node:diagnostics_channel'
 import http from 'node:http'
-import type { AddressInfo, Server } from 'node:net'
+import type { AddressInfo } from 'node:net'
 import path from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { build, qs, type Built } from '../helpers/build.ts'
 import { startFixtureServer, type FixtureServer } from '../helpers/fixture-server.ts'
+import { watchListening } from '../helpers/processes.ts'
 import { freePort } from '../setup/global-setup.ts'
 import { PLAYWRIGHT_VERSION, remoteError } from '../../src/browser/pool/supervisor.ts'
 
@@ -31,18 +31,7 @@ let blockedConnections = 0
  * Every server this test process started listening on EGRESS_HOST (127.0.0.3): the egress proxies the service under
  * test opened, seen through Node's `net.server.listen` tracing channel. Nothing else on the machine is looked at.
  */
-const egressListeners = new Set<Server>()
-const listenChannel = tracingChannel<unknown, { server: Server }>('net.server.listen')
-const listenSubscriber = {
-  start () {},
-  end () {},
-  asyncStart () {},
-  asyncEnd ({ server }: { server: Server }) {
-    const address = server.address()
-    if (address !== null && typeof address === 'object' && address.address === '127.0.0.3') egressListeners.add(server)
-  },
-  error () {}
-}
+let egressListeners: ReturnType<typeof watchListening> | undefined
 
 async function startBrowserServer (): Promise<ChildProcess> {
   const child = spawn(process.execPath, ['scripts/browser-server.ts'], {
@@ -70,7 +59,7 @@ function stopBrowserServer (child: ChildProcess | undefined): void {
 }
 
 beforeAll(async () => {
-  listenChannel.subscribe(listenSubscriber)
+  egressListeners = watchListening('127.0.0.3')
   fx = await startFixtureServer()
   blocked = http.createServer((_req, res) => { res.end('reached') })
   blocked.on('connection', () => { blockedConnections++ })
@@ -92,7 +81,7 @@ beforeAll(async () => {
 }, 120_000)
 
 afterAll(async () => {
-  listenChannel.unsubscribe(listenSubscriber)
+  egressListeners?.stop()
   await app?.close()
   stopBrowserServer(browserServer)
   await fx?.close()
@@ -120,7 +109,7 @@ describe('a remote browser through BROWSER_WS_ENDPOINT', () => {
   it('keeps the egress proxy closed to anyone without its credentials', async () => {
     // The contexts' proxies listen on EGRESS_HOST: the servers the service started there (in this process, seen as
     // they began listening), the ones still open. Each of them asks for credentials.
-    const listening = [...egressListeners].filter(server => server.listening).map(server => (server.address() as AddressInfo).port)
+    const listening = egressListeners?.ports() ?? []
     expect(listening.length).toBeGreaterThan(0)
     for (const proxyPort of listening) {
       const status = await new Promise<number>((resolve, reject) => {
