@@ -83,6 +83,8 @@ export interface Config {
   maxProbeBytes: number
   /** Redirects the plain fetch, the probes and the browser's navigation follow before EMAXREDIRECTS. */
   maxRedirects: number
+  /** The guard's resolver (src/net/resolver.ts): DNS servers (`ip` or `ip:port`; empty: the system's) and a try's timeout. */
+  dns: { servers: readonly string[], timeoutMs: number }
   /** Tallest screenshot, in device pixels (full pages are cut there). */
   maxFullPageHeight: number
   /** Jobs a browser runs before it is relaunched. */
@@ -225,6 +227,20 @@ function hostPorts (env: Env, name: string): string[] {
     }
   }
   return entries.map(e => e.toLowerCase())
+}
+
+/** DNS_SERVERS entries: an IP address, optionally with a port (`1.1.1.1`, `127.0.0.1:5353`, `[::1]:53`). */
+function dnsServers (env: Env, name: string): string[] {
+  const entries = list(env, name)
+  for (const entry of entries) {
+    const match = /^(?:(\d{1,3}(?:\.\d{1,3}){3})(?::(\d{1,5}))?|\[([0-9a-fA-F:.]+)\](?::(\d{1,5}))?|([0-9a-fA-F:]+:[0-9a-fA-F:.]*))$/.exec(entry)
+    const host = match?.[1] ?? match?.[3] ?? match?.[5]
+    const port = match?.[2] ?? match?.[4]
+    if (host === undefined || isIP(host) === 0 || (port !== undefined && Number(port) > 65535)) {
+      throw new ConfigError(name, `entries must be IP addresses, optionally with a port, such as 1.1.1.1, 127.0.0.1:5353 or [::1]:53 (got "${entry}")`)
+    }
+  }
+  return entries
 }
 
 function redisNodes (env: Env, name: string): RedisNode[] {
@@ -378,6 +394,7 @@ export function loadConfig (env: Env = {}): Readonly<Config> {
     cacheMemoryBytes: integer(env, 'CACHE_MEMORY_BYTES', DEFAULT_CACHE_MEMORY_BYTES, 1024 * 1024, 64 * 1024 * 1024 * 1024),
     maxProbeBytes: integer(env, 'MAX_PROBE_BYTES', 64 * 1024, 1024, 16 * 1024 * 1024),
     maxRedirects: integer(env, 'MAX_REDIRECTS', DEFAULT_MAX_REDIRECTS, 0, 100),
+    dns: Object.freeze({ servers: Object.freeze(dnsServers(env, 'DNS_SERVERS')), timeoutMs: duration(env, 'DNS_TIMEOUT', 3_000) }),
     maxFullPageHeight: integer(env, 'MAX_FULLPAGE_HEIGHT', 16_384, 100, 16_384),
     browserMaxJobs: integer(env, 'BROWSER_MAX_JOBS', 1000, 1, 10_000_000),
     allowPrivateHosts: Object.freeze(hostPorts(env, 'ALLOW_PRIVATE_HOSTS')),
