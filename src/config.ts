@@ -4,7 +4,9 @@
 import { existsSync } from 'node:fs'
 import { isIP } from 'node:net'
 import os from 'node:os'
-import ms from 'ms'
+import { ConfigError, bool, dnsServers, duration, hostPorts, httpUrl, integer, list, port, str, wsUrl, type Env } from './config-readers.ts'
+
+export { ConfigError }
 
 /** The two listeners and what they allow: the free plan (quota, no key) and the pro plan (x-api-key). */
 export type Plan = 'free' | 'pro'
@@ -83,6 +85,8 @@ export interface Config {
   maxProbeBytes: number
   /** Redirects the plain fetch, the probes and the browser's navigation follow before EMAXREDIRECTS. */
   maxRedirects: number
+  /** The guard's resolver (src/net/resolver.ts): DNS servers (`ip` or `ip:port`; empty: the system's) and a try's timeout. */
+  dns: { servers: readonly string[], timeoutMs: number }
   /** Tallest screenshot, in device pixels (full pages are cut there). */
   maxFullPageHeight: number
   /** Jobs a browser runs before it is relaunched. */
@@ -99,16 +103,6 @@ export interface Config {
   childEnv: Readonly<Record<string, string>>
 }
 
-export class ConfigError extends Error {
-  readonly variable: string
-  constructor (variable: string, message: string) {
-    super(`Invalid configuration: ${variable} ${message}`)
-    this.name = 'ConfigError'
-    this.variable = variable
-  }
-}
-
-type Env = Record<string, string | undefined>
 
 /**
  * Loads `path` (a .env file, relative to the working directory) into process.env when the file exists, before
@@ -150,82 +144,6 @@ export function childEnvironment (env: Env): Readonly<Record<string, string>> {
 }
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']
-
-function str (env: Env, name: string): string | undefined {
-  const value = env[name]?.trim()
-  return value === undefined || value === '' ? undefined : value
-}
-
-function port (env: Env, name: string, fallback: number): number {
-  const raw = str(env, name)
-  if (raw === undefined) return fallback
-  if (!/^\d+$/.test(raw) || Number(raw) > 65535) throw new ConfigError(name, `must be a port number from 0 to 65535 (got "${raw}")`)
-  return Number(raw)
-}
-
-function integer (env: Env, name: string, fallback: number, min: number, max = Number.MAX_SAFE_INTEGER): number {
-  const raw = str(env, name)
-  if (raw === undefined) return fallback
-  if (!/^\d+$/.test(raw) || Number(raw) < min || Number(raw) > max) {
-    throw new ConfigError(name, `must be a whole number from ${min} to ${max} (got "${raw}")`)
-  }
-  return Number(raw)
-}
-
-function bool (env: Env, name: string, fallback: boolean): boolean {
-  const raw = str(env, name)
-  if (raw === undefined) return fallback
-  if (/^(true|1|yes)$/i.test(raw)) return true
-  if (/^(false|0|no)$/i.test(raw)) return false
-  throw new ConfigError(name, `must be true or false (got "${raw}")`)
-}
-
-function duration (env: Env, name: string, fallback: number): number {
-  const raw = str(env, name)
-  if (raw === undefined) return fallback
-  const value = /^\d+$/.test(raw) ? Number(raw) : ms(raw as ms.StringValue)
-  if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0) {
-    throw new ConfigError(name, `must be a positive duration such as 28s or 28000 (got "${raw}")`)
-  }
-  return Math.round(value)
-}
-
-function httpUrl (env: Env, name: string): string | undefined {
-  const raw = str(env, name)
-  if (raw === undefined) return undefined
-  let url: URL
-  try { url = new URL(raw) } catch { throw new ConfigError(name, `must be an absolute http(s) URL (got "${raw}")`) }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new ConfigError(name, `must be an http(s) URL (got "${raw}")`)
-  return raw.replace(/\/+$/, '')
-}
-
-function wsUrl (env: Env, name: string): string | undefined {
-  const raw = str(env, name)
-  if (raw === undefined) return undefined
-  let url: URL
-  try { url = new URL(raw) } catch { throw new ConfigError(name, `must be a ws:// or wss:// URL (got "${raw}")`) }
-  if (url.protocol !== 'ws:' && url.protocol !== 'wss:') throw new ConfigError(name, `must be a ws:// or wss:// URL (got "${raw}")`)
-  return raw
-}
-
-function list (env: Env, name: string): string[] {
-  const raw = env[name]
-  if (raw === undefined) return []
-  return raw.split(',').map(s => s.trim()).filter(s => s !== '')
-}
-
-const HOST_PORT = /^(\[[0-9a-fA-F:.]+\]|[^\s:[\]/]+):(\d{1,5})$/
-
-function hostPorts (env: Env, name: string): string[] {
-  const entries = list(env, name)
-  for (const entry of entries) {
-    const match = HOST_PORT.exec(entry)
-    if (match === null || Number(match[2]) > 65535) {
-      throw new ConfigError(name, `entries must be host:port pairs such as 127.0.0.1:8080 or [::1]:9000 (got "${entry}")`)
-    }
-  }
-  return entries.map(e => e.toLowerCase())
-}
 
 function redisNodes (env: Env, name: string): RedisNode[] {
   return hostPorts(env, name).map((entry) => {
@@ -378,6 +296,7 @@ export function loadConfig (env: Env = {}): Readonly<Config> {
     cacheMemoryBytes: integer(env, 'CACHE_MEMORY_BYTES', DEFAULT_CACHE_MEMORY_BYTES, 1024 * 1024, 64 * 1024 * 1024 * 1024),
     maxProbeBytes: integer(env, 'MAX_PROBE_BYTES', 64 * 1024, 1024, 16 * 1024 * 1024),
     maxRedirects: integer(env, 'MAX_REDIRECTS', DEFAULT_MAX_REDIRECTS, 0, 100),
+    dns: Object.freeze({ servers: Object.freeze(dnsServers(env, 'DNS_SERVERS')), timeoutMs: duration(env, 'DNS_TIMEOUT', 3_000) }),
     maxFullPageHeight: integer(env, 'MAX_FULLPAGE_HEIGHT', 16_384, 100, 16_384),
     browserMaxJobs: integer(env, 'BROWSER_MAX_JOBS', 1000, 1, 10_000_000),
     allowPrivateHosts: Object.freeze(hostPorts(env, 'ALLOW_PRIVATE_HOSTS')),

@@ -6,6 +6,7 @@ import { createStore, type Store } from './store/index.ts'
 import { createStorage, type Storage } from './storage/index.ts'
 import { createCache, type Cache } from './cache/entries.ts'
 import { createSingleFlight, type SingleFlight } from './cache/single-flight.ts'
+import { createCachingResolver } from './net/resolver.ts'
 import { createAddressGuard, type AddressGuard } from './net/guard.ts'
 import { createHttpClient } from './net/http-client.ts'
 import type { HttpClient, Probe } from './net/types.ts'
@@ -66,7 +67,8 @@ export async function createContext (config: Readonly<Config>, log: Logger, over
   const storage = createStorage(config, { log })
   const cache = createCache(store, { maxEntryBytes: config.cacheMaxEntryBytes })
   const flights = createSingleFlight({ store, cache, log })
-  const guard = createAddressGuard({ allowPrivateHosts: [...config.allowPrivateHosts], ...(overrides.resolve === undefined ? {} : { resolve: overrides.resolve }) })
+  const resolve = overrides.resolve ?? createCachingResolver({ servers: config.dns.servers, timeoutMs: config.dns.timeoutMs }).resolve
+  const guard = createAddressGuard({ allowPrivateHosts: [...config.allowPrivateHosts], resolve })
   const http = createHttpClient({ guard, userAgent: desktopUserAgent(FETCH_CHROME_VERSION), maxRedirects: config.maxRedirects, log, ...(overrides.proxyCa === undefined ? {} : { proxyCa: overrides.proxyCa }) })
   // MAX_PROBE_BYTES: the media probe's ordinary ranged GET reads this much (the SVG whole-file check keeps its own size).
   const probe: Probe = async (url, options) => await http.probe(url, {

@@ -42,6 +42,15 @@ describe('loadConfig', () => {
     expect(loadConfig({ METRICS: 'false', METRICS_PORT: '9464' })).toMatchObject({ metrics: false, metricsPort: 9464 })
   })
 
+  it('reads the resolver\'s DNS servers and timeout, and refuses an entry that is not an address', () => {
+    expect(loadConfig({}).dns).toEqual({ servers: [], timeoutMs: 3_000 })
+    expect(loadConfig({ DNS_SERVERS: '1.1.1.1, 127.0.0.1:5353,[::1]:53,2606:4700::1111', DNS_TIMEOUT: '2s' }).dns)
+      .toEqual({ servers: ['1.1.1.1', '127.0.0.1:5353', '[::1]:53', '2606:4700::1111'], timeoutMs: 2_000 })
+    for (const bad of ['dns.google', '1.1.1.1:99999', '300.1.1.1', '127.0.0.1:']) {
+      expect(() => loadConfig({ DNS_SERVERS: bad }), bad).toThrow(ConfigError)
+    }
+  })
+
   it('reads a Sentinel set or a Cluster instead of one node', () => {
     expect(loadConfig({ REDIS_SENTINELS: 's1:26379, [::1]:26380', REDIS_SENTINEL_NAME: 'main', REDIS_PASSWORD: 'pw', REDIS_SENTINEL_PASSWORD: 'spw', STORAGE_SCOPE: 'instance' }).redis).toEqual({
       kind: 'sentinel', sentinels: [{ host: 's1', port: 26379 }, { host: '::1', port: 26380 }], name: 'main', password: 'pw', sentinelPassword: 'spw', tls: false
