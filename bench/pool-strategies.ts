@@ -24,7 +24,7 @@ import type { EgressProxy } from '../src/browser/egress-proxy.ts'
 import { findChromium, chromiumArgs } from '../src/browser/chromium.ts'
 import { createBrowserPool } from '../src/browser/pool/index.ts'
 import type { Emulation } from '../src/browser/emulation.ts'
-import { desktopUserAgent } from '../src/browser/devices.ts'
+import { desktopUserAgent } from '../src/schemas/devices.ts'
 import { line } from './lib.ts'
 
 const JOBS = Number(process.argv[2] ?? 40)

@@ -1,7 +1,6 @@
 // Cache entries: what a computation produced, how to store it and how to judge it on lookup (docs/api.md §7).
 import { LRUCache } from 'lru-cache'
 import type { Store } from '../store/index.ts'
-import type { FlightLock } from './single-flight.ts'
 import type { StoredFile } from '../storage/index.ts'
 
 export type CacheStatus = 'MISS' | 'HIT' | 'BYPASS' | 'STALE'
@@ -109,6 +108,18 @@ export interface CacheRead {
   entry: CacheEntry | undefined
   /** Absent when no lock was asked for: the entry was there (or held in process), or its stored form was unreadable. */
   lock?: string | null
+}
+
+/**
+ * The flight's lock (single-flight.ts takes it), given to the computation of the caller that leads, so that its
+ * entry's write can release it in the same round trip (Cache.write): one command after the computation instead of
+ * two. Declared here, beside the write that takes it, so that this file needs nothing from single-flight.ts.
+ */
+export interface FlightLock {
+  key: string
+  token: string
+  /** Called by that write before it is sent: the lease is no longer renewed, and the flight releases nothing. */
+  handOver (): void
 }
 
 export interface Cache {

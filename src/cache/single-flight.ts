@@ -13,24 +13,15 @@
 // others, and a render nobody waits for any more leaves the browser queue.
 import type { Logger } from 'pino'
 import type { Store } from '../store/index.ts'
-import type { Cache, CacheEntry, CacheRead } from './entries.ts'
+import type { Cache, CacheEntry, CacheRead, FlightLock } from './entries.ts'
 import { abortReason, abortable, sleep, throwIfAborted } from '../util/abort.ts'
 import { logStoreFailure } from '../store/unavailable.ts'
+
+export type { FlightLock } from './entries.ts'
 
 /** What a computation gives: at least the entry it wrote; the caller may add what it keeps in memory besides. */
 export interface Computation {
   entry: CacheEntry
-}
-
-/**
- * The flight's lock, given to the computation of the caller that leads, so that its entry's write can release it in
- * the same round trip (Cache.write): one command after the computation instead of two.
- */
-export interface FlightLock {
-  key: string
-  token: string
-  /** Called by that write before it is sent: the lease is no longer renewed, and the flight releases nothing. */
-  handOver (): void
 }
 
 export interface Flight<T extends Computation = Computation> {

@@ -3,7 +3,7 @@
 // the listener that served the page and shows the answer as JSON, text, an image or a PDF.
 import type { Plan } from '../config.ts'
 import type { ErrorCode } from '../errors.ts'
-import { deviceNames } from '../browser/devices.ts'
+import { deviceNames } from '../schemas/devices.ts'
 import type { Group } from '../schemas/param-types.ts'
 import { escapeHtml } from '../util/html.ts'
 import { PARAMETER_ROWS } from './parameters.ts'

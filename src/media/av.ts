@@ -8,7 +8,6 @@ import prettyMilliseconds from 'pretty-ms'
 import { parseFromTokenizer, type IAudioMetadata } from 'music-metadata'
 import type { Probe, ProbeResult } from '../net/types.ts'
 import { abortable } from '../util/abort.ts'
-import type { MediaKind, MediaObject } from './objects.ts'
 import { RangedTokenizer } from './ranged-tokenizer.ts'
 
 /** Ranged reads after the probe's first bytes, at most. */
@@ -97,10 +96,4 @@ function detailsOf (metadata: IAudioMetadata): AvDetails {
 
 function isPositive (value: number | undefined): value is number {
   return typeof value === 'number' && Number.isFinite(value) && value > 0
-}
-
-/** A video or audio media object with its details: duration for both, width and height for video only. */
-export function withAvDetails (media: MediaObject, kind: MediaKind, details: AvDetails): MediaObject {
-  const { width, height, ...timing } = details
-  return kind === 'video' ? { ...media, width, height, ...timing } : { ...media, ...timing }
 }

@@ -6,7 +6,7 @@ import type { Logger } from 'pino'
 import type { Probe, ProbeResult } from '../net/types.ts'
 import { toHttpUrl } from '../util/url.ts'
 import { CONTENT_TYPE_EXTENSIONS } from './content-types.ts'
-import { readAvDetails, readAvDetailsOf, withAvDetails } from './av.ts'
+import { readAvDetails, readAvDetailsOf, type AvDetails } from './av.ts'
 
 /** What a media URL is wanted for; `logo` is an image with the same checks. */
 export type MediaKind = 'image' | 'logo' | 'video' | 'audio'
@@ -346,4 +346,10 @@ export async function probeMediaObject (url: string, kind: MediaKind, options: P
   const media = toMediaObject(url, result, kind)
   // Video and audio: duration (and a video's size) from the container, over a bounded read (av.ts).
   return media === null || isImageKind(kind) ? media : withAvDetails(media, kind, await readAvDetails(result, { probe, signal }))
+}
+
+/** A video or audio media object with its details: duration for both, width and height for video only. */
+function withAvDetails (media: MediaObject, kind: MediaKind, details: AvDetails): MediaObject {
+  const { width, height, ...timing } = details
+  return kind === 'video' ? { ...media, width, height, ...timing } : { ...media, ...timing }
 }

@@ -17,8 +17,6 @@ import { parseUpstreamProxy, resolveProxy } from '../net/proxy-tunnel.ts'
 import { recompressFiles } from '../media/png-recompress.ts'
 import { AppError } from '../errors.ts'
 
-import type { StoredFile } from '../storage/index.ts'
-
 /** The outputs that are a media file the page names (docs/api.md §3.4), in their order in `data`. */
 const AV_KINDS = ['video', 'audio'] as const
 

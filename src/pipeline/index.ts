@@ -7,7 +7,7 @@ import { AppError } from '../errors.ts'
 import { judge, type CacheEntry, type CacheRead, type Served } from '../cache/entries.ts'
 
 export type { Served } from '../cache/entries.ts'
-import { cacheKeyOf } from './cache-key.ts'
+import { cacheKeyOf } from '../cache/key.ts'
 import { abortable, createDeadline } from '../util/abort.ts'
 import { computeEntry, type Computed } from './compute.ts'
 import type { FlightLock } from '../cache/single-flight.ts'

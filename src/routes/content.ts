@@ -3,11 +3,11 @@
 // (schemas/content-query.ts) served by the same code as GET / (routes/serve.ts), so plan, quota, cache, single flight
 // and headers are the same, and the cache entry is the JSON form's; only the answer's type and headers differ.
 import type { FastifyInstance, FastifyRequest } from 'fastify'
-import { LRUCache } from 'lru-cache'
 import type { AppContext } from '../context.ts'
 import type { Plan } from '../config.ts'
 import { sendServed, type TextAnswer } from '../http/reply.ts'
-import { contentPathQuery, contentQuery, type ContentAttr } from '../schemas/content-query.ts'
+import { contentPathQuery, type ContentAttr } from '../schemas/content-query.ts'
+import { memoContentQuery } from '../query/content.ts'
 import { countTokens } from '../extract/tokens.ts'
 import { rawQueryOf } from './extract.ts'
 import type { SendServed, Serve } from './serve.ts'
@@ -21,20 +21,6 @@ export const ANSWERS: Readonly<Record<ContentAttr, TextAnswer>> = {
   html: { type: 'text/html; charset=utf-8' }
 }
 
-/** The `GET /` query of recent query-form requests (a pure function of the raw query: hits skip the rewrite). */
-const rewritten = new LRUCache<string, string>({ max: 10_000, maxSize: 32 * 1024 * 1024, sizeCalculation: (query, key) => key.length + query.length })
-
-export function memoQuery (raw: string, attr: ContentAttr): string {
-  if (raw.length > 4096) return contentQuery(raw, attr)
-  const key = `${attr}\u0000${raw}`
-  let query = rewritten.get(key)
-  if (query === undefined) {
-    query = contentQuery(raw, attr)
-    rewritten.set(key, query)
-  }
-  return query
-}
-
 /** The raw path after `/<attr>/`, the target's own query string and encoding kept. */
 function pathTarget (request: FastifyRequest, attr: ContentAttr): string {
   const prefix = `/${attr}/`
@@ -46,7 +32,7 @@ export async function contentRoutes (app: FastifyInstance, { ctx, serve }: { ctx
   for (const attr of Object.keys(ANSWERS) as ContentAttr[]) {
     const answer = ANSWERS[attr]
     const send: SendServed = async (reply, served, options, signal) => await sendServed(ctx, reply, served, options, signal, answer)
-    app.get(`/${attr}`, async (request, reply) => await serve(request, reply, () => memoQuery(rawQueryOf(request.url), attr), send))
+    app.get(`/${attr}`, async (request, reply) => await serve(request, reply, () => memoContentQuery(rawQueryOf(request.url), attr), send))
     app.get(`/${attr}/*`, async (request, reply) => await serve(request, reply, () => contentPathQuery(pathTarget(request, attr), attr), send))
   }
 }

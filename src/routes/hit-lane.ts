@@ -20,7 +20,8 @@ import { NOSNIFF_HEADERS, SANDBOX_HEADERS } from '../http/security-headers.ts'
 import { declaredLength } from '../http/request-body.ts'
 import type { ExtractOptions } from '../schemas/options.ts'
 import { contentPathQuery, type ContentAttr } from '../schemas/content-query.ts'
-import { ANSWERS, memoQuery } from './content.ts'
+import { ANSWERS } from './content.ts'
+import { memoContentQuery } from '../query/content.ts'
 import { createMcpLane } from './mcp-lane.ts'
 import { COMPRESSION, compressedBody, encodingFor, type Encoding } from '../http/compression.ts'
 import type { McpQuick } from './mcp.ts'
@@ -103,7 +104,7 @@ function contentRoute (attr: ContentAttr): LaneRoute {
   const answer = ANSWERS[attr]
   return {
     query: url => url.startsWith(queryForm)
-      ? memoQuery(url.slice(queryForm.length), attr)
+      ? memoContentQuery(url.slice(queryForm.length), attr)
       : url.startsWith(pathForm) && routable(url) ? contentPathQuery(url.slice(pathForm.length), attr) : undefined,
     accepts: options => options.embed !== undefined && options.filter === undefined,
     body (entry, embed) {

@@ -160,7 +160,7 @@ export async function mcpRoutes (app: FastifyInstance, { ctx, core, quick }: { c
       else done(bodyError('The body is not valid JSON.', err))
     })
   })
-  app.setErrorHandler(async (err: Error & { code?: string }, _request, reply) => {
+  app.setErrorHandler(async (err: Error & { code?: string }) => {
     // Fastify's own body errors, said plainly; everything else goes to the app's handler unchanged.
     if (err.code === 'FST_ERR_CTP_BODY_TOO_LARGE') throw bodyError(`The body is larger than ${MCP_BODY_LIMIT} bytes.`, err)
     if (err.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') throw bodyError('The body must be JSON (content-type: application/json).', err)

@@ -14,11 +14,8 @@ import { createDeadline } from '../util/abort.ts'
 import { consumeQuota } from '../http/quota.ts'
 import { quotaSubject } from '../http/client-ip.ts'
 import { audienceOf, serverTiming, setCacheHeaders } from '../http/reply.ts'
-import { parseQuery } from '../schemas/query.ts'
 import { serveExtract, serveHeld } from '../pipeline/index.ts'
-import { cacheKeyOf } from '../pipeline/cache-key.ts'
-import { createParsedQueries, type ParsedQuery } from '../http/parsed-queries.ts'
-import { createQueryTemplates } from './query-templates.ts'
+import { createQueries, type ParsedQuery } from '../query/index.ts'
 import { runWithEgress } from '../net/egress-scope.ts'
 import { assertProxyLiteralAllowed, parseUpstreamProxy } from '../net/proxy-tunnel.ts'
 import { logStoreFailure } from '../store/unavailable.ts'
@@ -77,8 +74,14 @@ export function headerValue (value: string | string[] | undefined): string | und
 }
 
 export function createServeCore (ctx: AppContext, plan: Plan): ServeCore {
-  const parsedQueries = createParsedQueries()
-  const templates = createQueryTemplates()
+  const queries = createQueries({
+    maxTimeout: ctx.config.maxTimeout,
+    // Literal address checks belong to validation (docs/api.md §1.4 step 6), before the cache lookup.
+    check: (options) => {
+      ctx.guard.assertUrlAllowed(new URL(options.url))
+      if (options.proxy !== undefined) assertProxyLiteralAllowed(ctx.guard, parseUpstreamProxy(options.proxy))
+    }
+  })
 
   function checkPlan (key: string | undefined): void {
     if (plan === 'free') {
@@ -123,16 +126,7 @@ export function createServeCore (ctx: AppContext, plan: Plan): ServeCore {
   }
 
   function parsed (raw: string, headers: IncomingHttpHeaders): ParsedQuery {
-    return parsedQueries.get(plan, raw, headers, () => {
-      const parseContext = { plan, headers, maxTimeout: ctx.config.maxTimeout }
-      // A query like one parsed before but for its `url` is read from that one's template (routes/query-templates.ts).
-      const known = templates(raw, parseContext)
-      const options = known?.options ?? parseQuery(raw, parseContext)
-      // Literal address checks belong to validation (docs/api.md §1.4 step 6), before the cache lookup.
-      ctx.guard.assertUrlAllowed(new URL(options.url))
-      if (options.proxy !== undefined) assertProxyLiteralAllowed(ctx.guard, parseUpstreamProxy(options.proxy))
-      return { options, cacheKey: known?.cacheKey ?? cacheKeyOf(options) }
-    })
+    return queries.parse(plan, raw, headers)
   }
 
   // A JSON or text answer from the entry held in process waits on nothing (no store, no fetch, no file): it is sent
@@ -185,7 +179,7 @@ export function createServeCore (ctx: AppContext, plan: Plan): ServeCore {
     }
   }
 
-  return { plan, countsQuota, checkPlan, countQuota, run, held, answerHeld, peek: (raw, headers) => parsedQueries.peek(plan, raw, headers) }
+  return { plan, countsQuota, checkPlan, countQuota, run, held, answerHeld, peek: (raw, headers) => queries.peek(plan, raw, headers) }
 }
 
 /** The outcome of step 3 when the hit lane counted the request before handing it over (http/hit-lane.ts). */

@@ -2,7 +2,7 @@
 // Every parameter has its default filled in and its value normalized, so two queries that mean the
 // same thing (other spelling, other order, a default stated or not) give deep-equal objects. Optional
 // members are left out, never set to undefined.
-import type { Viewport } from '../browser/devices.ts'
+import type { Viewport } from './devices.ts'
 
 export type { Viewport }
 
@@ -182,7 +182,7 @@ export interface ExtractOptions {
   palette: boolean
   ping: PingOptions
   function?: FunctionOptions
-  /** Canonical device name (browser/devices.ts). */
+  /** Canonical device name (schemas/devices.ts). */
   device: string
   /** The device's viewport with the user's partial `viewport` merged over it. */
   viewport: Viewport

@@ -3,7 +3,7 @@
 // it come the grammar's root shape, the plan gates, the cache-key rules, what needs the browser, the
 // option groups (option-groups.ts), /openapi.json and /docs (src/docs/) and docs/reference/parameters.md.
 // A pure data table: the readers live in read-*.ts, the sub-keys' shapes and docs in shapes.ts.
-import { DEFAULT_DEVICE } from '../browser/devices.ts'
+import { DEFAULT_DEVICE } from './devices.ts'
 import { COLOR_SCHEMES, DEFAULT_RETRY, MAX_TTL, MIN_TTL, WAIT_UNTIL, someRule } from './options.ts'
 import type { ShapeSpec } from './grammar.ts'
 import { doc } from './param-doc.ts'

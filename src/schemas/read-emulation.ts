@@ -1,6 +1,6 @@
 // Browser and emulation (docs/api.md §3.5, §3.8): the device preset, the viewport merged over it, and the
 // forwarded headers (`headers.*` and the `x-api-header-*` request headers, which win).
-import { DEFAULT_DEVICE, resolveDevice, suggestDevices } from '../browser/devices.ts'
+import { DEFAULT_DEVICE, resolveDevice, suggestDevices } from './devices.ts'
 import type { Viewport } from './options.ts'
 import type { Node } from './grammar.ts'
 import { kebabHeaderName } from './grammar.ts'

@@ -15,7 +15,8 @@ import path from 'node:path'
 import type { Logger } from 'pino'
 import { AppError } from '../errors.ts'
 import { LOCK_DIR, LockBusyError, withFileLock } from './file-lock.ts'
-import { assertPutArgs, contentDispositionOf, isValidFileKey, type Storage, type StoredFile } from './index.ts'
+import { assertPutArgs, contentDispositionOf, isValidFileKey } from './file-keys.ts'
+import type { Storage, StoredFile } from './types.ts'
 
 export interface DiskStorageOptions {
   dir: string

@@ -1,89 +1,15 @@
 // Storage of generated files (screenshots, PDFs), behind one small interface (docs/api.md §8).
 // Two backends pass the same contract suite: S3 (S3_BUCKET set) and local disk (the embedded default).
+// This file picks one; the contract is types.ts and the key rules file-keys.ts, which the backends import (never this
+// file), and which are re-exported here for the rest of src/.
 import type { Logger } from 'pino'
 import type { Config } from '../config.ts'
-import { AppError } from '../errors.ts'
-import { sha256 } from '../util/hash.ts'
 import { createDiskStorage } from './disk.ts'
 import { createS3Storage } from './s3.ts'
+import type { Storage } from './types.ts'
 
-export type FileKind = 'screenshot' | 'pdf'
-export type FileExt = 'png' | 'jpg' | 'webp' | 'pdf'
-
-export interface PutOptions {
-  contentType: string
-  /** The entry's ttl in whole seconds: served as `cache-control: public, max-age=<s>`; files are kept 2 × as long. */
-  maxAgeSeconds: number
-  /** Download name: sets `content-disposition: inline; filename="<name>"`. Named keys get it even without this. */
-  filename?: string
-}
-
-export interface StoredFile {
-  body: Buffer
-  contentType: string
-  size: number
-  contentDisposition?: string
-  maxAgeSeconds?: number
-}
-
-export interface Storage {
-  readonly kind: 'disk' | 's3'
-  /** Stores (or atomically replaces) the file and returns its public URL. Failures reject with EFATAL. */
-  put (key: string, body: Buffer, options: PutOptions): Promise<string>
-  /** The stored file, or undefined when there is none (an invalid key included). Failures reject with EFATAL. */
-  get (key: string): Promise<StoredFile | undefined>
-  /** The public URL a key is (or would be) served at. */
-  urlOf (key: string): string
-  health (): Promise<boolean>
-  close (): Promise<void>
-}
-
-/** docs/api.md §8. `<hash>/.` and `<hash>/..` match it too; isValidFileKey refuses those as well. */
-export const FILE_KEY_RE = /^[0-9a-f]{64}(\.(png|jpg|webp|pdf)|\/[A-Za-z0-9._-]{1,100})$/
-
-const FILENAME_RE = /^[A-Za-z0-9._-]{1,100}$/
-
-export function isValidFileKey (key: unknown): key is string {
-  if (typeof key !== 'string' || !FILE_KEY_RE.test(key)) return false
-  const name = key.slice(65)
-  return name !== '.' && name !== '..'
-}
-
-/**
- * The storage key of a generated file: the hex SHA-256 of `<cacheKey>:<kind>` plus the extension, or
- * `<hash>/<filename>` when the file is named (the query parser has already added the extension).
- */
-export function fileKeyOf (cacheKey: string, kind: FileKind, ext: FileExt, filename?: string): string {
-  const hash = sha256(`${cacheKey}:${kind}`)
-  const key = filename === undefined ? `${hash}.${ext}` : `${hash}/${filename}`
-  if (!isValidFileKey(key)) throw new RangeError(`invalid file name for storage: ${JSON.stringify(filename)}`)
-  return key
-}
-
-/** The download name a key carries: the segment after `<hash>/`, if any. */
-export function fileNameOf (key: string): string | undefined {
-  return key.length > 65 && key[64] === '/' ? key.slice(65) : undefined
-}
-
-/** `inline; filename="<name>"` for the explicit name, or the key's own name; undefined for unnamed files. */
-export function contentDispositionOf (key: string, filename?: string): string | undefined {
-  const name = filename ?? fileNameOf(key)
-  if (name === undefined) return undefined
-  // The character class leaves nothing to quote or escape.
-  if (!FILENAME_RE.test(name)) throw new RangeError(`invalid download name: ${JSON.stringify(name)}`)
-  return `inline; filename="${name}"`
-}
-
-/** Checks put()'s arguments; a bad one is a programming error, reported like any storage failure (EFATAL). */
-export function assertPutArgs (key: string, body: Buffer, options: PutOptions): void {
-  let problem: string | undefined
-  if (!isValidFileKey(key)) problem = `invalid file key: ${JSON.stringify(key)}`
-  else if (!Buffer.isBuffer(body)) problem = 'file body must be a Buffer'
-  else if (!Number.isInteger(options.maxAgeSeconds) || options.maxAgeSeconds < 0) problem = `maxAgeSeconds must be a whole number (got ${options.maxAgeSeconds})`
-  else if (typeof options.contentType !== 'string' || !/^[\x21-\x7e][\x20-\x7e]*$/.test(options.contentType)) problem = `invalid content type: ${JSON.stringify(options.contentType)}`
-  else if (options.filename !== undefined && !FILENAME_RE.test(options.filename)) problem = `invalid download name: ${JSON.stringify(options.filename)}`
-  if (problem !== undefined) throw new AppError('EFATAL', { cause: new RangeError(problem) })
-}
+export type { FileExt, FileKind, PutOptions, Storage, StoredFile } from './types.ts'
+export { assertPutArgs, contentDispositionOf, fileKeyOf, fileNameOf, FILE_KEY_RE, isValidFileKey } from './file-keys.ts'
 
 export function createStorage (config: Pick<Config, 's3' | 'storageDir' | 'publicUrl'>, deps: { log: Logger }): Storage {
   if (config.s3 !== undefined) return createS3Storage(config.s3, deps)

@@ -10,7 +10,8 @@ import {
 import type { Logger } from 'pino'
 import type { Config } from '../config.ts'
 import { AppError } from '../errors.ts'
-import { assertPutArgs, contentDispositionOf, isValidFileKey, type Storage, type StoredFile } from './index.ts'
+import { assertPutArgs, contentDispositionOf, isValidFileKey } from './file-keys.ts'
+import type { Storage, StoredFile } from './types.ts'
 
 export type S3StorageOptions = NonNullable<Config['s3']>
 

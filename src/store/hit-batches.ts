@@ -3,7 +3,7 @@
 // each caller gets the answer its own call would have had. A lone request goes at once, as without batching; a
 // burst from one client costs about one round trip per round trip's worth of requests instead of one per request,
 // each of them waiting at most for the call in flight before its own.
-import type { WindowHit } from './index.ts'
+import type { WindowHit } from './types.ts'
 
 /** Counts `hits` hits at once; returns how many were allowed, the count after them and the window's ms left. */
 export type CountHits = (key: string, limit: number, windowMs: number, hits: number) => Promise<[allowed: number, count: number, pttl: number]>

@@ -1,52 +1,13 @@
 // The store: cache entries, quota counters and single-flight locks, behind one small interface.
 // Two backends pass the same contract suite: Redis (one node, Sentinel or Cluster) and in-memory (the embedded default).
+// This file picks one; the contract is types.ts, which the backends import (never this file), re-exported here.
 import type { Logger } from 'pino'
 import type { RedisConnection } from '../config.ts'
 import { createMemoryStore } from './memory.ts'
 import { createRedisStore } from './redis.ts'
+import type { Store } from './types.ts'
 
-export interface WindowHit {
-  /** False when the limit was already reached; the hit was then not counted. */
-  allowed: boolean
-  /** Requests counted in the window, this one included when allowed. */
-  count: number
-  /** Epoch ms when the window ends. */
-  resetAt: number
-}
-
-/** What readOrLock found: the value, or none and whether the lock was taken (its token) or is held by another (null). */
-export type ReadOrLock = { value: string } | { value: null, token: string | null }
-
-export interface Store {
-  readonly kind: 'redis' | 'memory'
-  get (key: string): Promise<string | null>
-  /** Stores a value that expires after ttlMs. */
-  set (key: string, value: string, ttlMs: number): Promise<void>
-  del (key: string): Promise<void>
-  /**
-   * Counts one hit in a fixed window that starts at the key's first hit and lasts windowMs.
-   * Atomic: concurrent callers never over-count or both pass the last slot.
-   */
-  hitWindow (key: string, limit: number, windowMs: number): Promise<WindowHit>
-  /** SET NX PX: returns a token when the lock was taken, null when someone holds it. */
-  acquireLock (key: string, ttlMs: number): Promise<string | null>
-  /**
-   * The value at `key` when there is one (no lock is taken); else acquireLock(`lockKey`, ttlMs), in the same atomic
-   * step (one round trip on Redis). The two keys must share a hash tag, so that they are in one Cluster slot.
-   */
-  readOrLock (key: string, lockKey: string, ttlMs: number): Promise<ReadOrLock>
-  /**
-   * set(), then releaseLock(`lockKey`, token), in one atomic step (one round trip on Redis): whoever finds the lock
-   * gone finds the value. The two keys must share a hash tag, so that they are in one Cluster slot.
-   */
-  setAndRelease (key: string, value: string, ttlMs: number, lockKey: string, token: string): Promise<void>
-  /** Releases the lock only if the token still owns it. */
-  releaseLock (key: string, token: string): Promise<void>
-  /** Extends the lock to ttlMs from now if the token still owns it; false when it lapsed or another holds it. */
-  renewLock (key: string, token: string, ttlMs: number): Promise<boolean>
-  health (): Promise<boolean>
-  close (): Promise<void>
-}
+export type { ReadOrLock, Store, WindowHit } from './types.ts'
 
 export interface StoreOptions {
   redis: RedisConnection | undefined

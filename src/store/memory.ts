@@ -3,7 +3,7 @@
 import { randomUUID } from 'node:crypto'
 import { LRUCache } from 'lru-cache'
 import { DEFAULT_CACHE_MEMORY_BYTES } from '../config.ts'
-import type { ReadOrLock, Store, WindowHit } from './index.ts'
+import type { ReadOrLock, Store, WindowHit } from './types.ts'
 
 interface Counter { count: number, resetAt: number }
 

@@ -6,7 +6,7 @@ import { Cluster, Redis } from 'ioredis'
 import type { Logger } from 'pino'
 import type { RedisConnection } from '../config.ts'
 import { batchHits } from './hit-batches.ts'
-import type { ReadOrLock, Store, WindowHit } from './index.ts'
+import type { ReadOrLock, Store, WindowHit } from './types.ts'
 import { StoreUnavailableError } from './unavailable.ts'
 
 // KEYS[1] counter; ARGV[1] limit, ARGV[2] window ms, ARGV[3] hits asked (n >= 1). Counts as n calls of one hit

@@ -3,7 +3,6 @@
 import { launchTestBrowser, servePages } from '../helpers/chromium.ts'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { chromium } from 'playwright-core'
 import type { Browser, BrowserContextOptions, Page } from 'playwright-core'
 import { startFixtureServer } from '../helpers/fixture-server.ts'
 import type { FixtureServer } from '../helpers/fixture-server.ts'

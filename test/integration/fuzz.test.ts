@@ -7,7 +7,6 @@
 // Network rule: loopback only. The injected resolver knows no name (every name gives EINVALURL without DNS), the
 // only exempt host is the loopback fixture, and a safety net refuses (and records) any socket this process opens to
 // anything but 127.0.0.1/::1, so even a generated public IP literal (a proxy, an injected script) cannot leave.
-import net from 'node:net'
 import { installLoopbackNet, type ConnectAttempt } from '../helpers/loopback-net.ts'
 import fc from 'fast-check'
 import type { LightMyRequestResponse } from 'fastify'

@@ -4,7 +4,6 @@
 // then asserts that the net recorded nothing.
 import http from 'node:http'
 import { installLoopbackNet, type ConnectAttempt } from '../helpers/loopback-net.ts'
-import net from 'node:net'
 import type { AddressInfo } from 'node:net'
 import zlib from 'node:zlib'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'

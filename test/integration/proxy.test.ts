@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { build, qs, type Built } from '../helpers/build.ts'
 import { startFixtureServer, type FixtureServer } from '../helpers/fixture-server.ts'
 import { startHttpProxy, startSocks5Proxy, withAuth, type TestProxy } from '../helpers/proxy-servers.ts'
-import { cacheKeyOf } from '../../src/pipeline/cache-key.ts'
+import { cacheKeyOf } from '../../src/cache/key.ts'
 import { parseQuery } from '../../src/schemas/query.ts'
 
 const KEY = 'proxy-test-key'

@@ -9,7 +9,7 @@ import { build, qs, type Built } from '../helpers/build.ts'
 import { startFixtureServer, type FixtureServer } from '../helpers/fixture-server.ts'
 import { createMemoryStore } from '../../src/store/memory.ts'
 import { createCache, entryKeyOf, type CacheEntry } from '../../src/cache/entries.ts'
-import { cacheKeyOf } from '../../src/pipeline/cache-key.ts'
+import { cacheKeyOf } from '../../src/cache/key.ts'
 import { parseQuery } from '../../src/schemas/query.ts'
 
 const MiB = 1024 * 1024

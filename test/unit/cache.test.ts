@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { judge, parseEntry, secondsLeft, serializeEntry, type CacheEntry } from '../../src/cache/entries.ts'
-import { cacheKeyOf, canonicalJson } from '../../src/pipeline/cache-key.ts'
+import { cacheKeyOf, canonicalJson } from '../../src/cache/key.ts'
 import { parseQuery } from '../../src/schemas/query.ts'
 
 function entry (createdAt: number, ttl: number): CacheEntry {

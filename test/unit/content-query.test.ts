@@ -3,7 +3,7 @@
 import { describe, expect, it } from 'vitest'
 import { CONTENT_ACCEPTED, contentPathQuery, contentQuery, targetOfPath } from '../../src/schemas/content-query.ts'
 import { parseQuery } from '../../src/schemas/query.ts'
-import { cacheKeyOf } from '../../src/pipeline/cache-key.ts'
+import { cacheKeyOf } from '../../src/cache/key.ts'
 import { AppError } from '../../src/errors.ts'
 
 const ctx = { plan: 'pro' as const, headers: {}, maxTimeout: 28_000 }

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest'
 import { devices as playwrightDevices } from 'playwright-core'
 import {
   DEFAULT_DEVICE, desktopUserAgent, deviceNames, normalizeDeviceName, resolveDevice, suggestDevices
-} from '../../src/browser/devices.ts'
+} from '../../src/schemas/devices.ts'
 
 // docs/api.md §3.8, written out again here so the table in the module is checked against the contract.
 const TABLE: Array<[string, number, number, number]> = [

@@ -2,12 +2,8 @@
 // them), so they are bounded by size as well as by count: a client sending distinct queries with large sources
 // cannot make them hold gigabytes.
 import { describe, expect, it } from 'vitest'
-import { createParsedQueries } from '../../src/http/parsed-queries.ts'
-import { parseQuery } from '../../src/schemas/query.ts'
-import { cacheKeyOf } from '../../src/pipeline/cache-key.ts'
-import type { ParseContext } from '../../src/schemas/param-types.ts'
+import { createQueries } from '../../src/query/index.ts'
 
-const PRO: ParseContext = { plan: 'pro', headers: {}, maxTimeout: 28_000 }
 const KiB = 1024
 
 /** A query of about 3.5 KB, distinct by `n`, whose `function` source is 3 KB. */
@@ -18,11 +14,8 @@ function query (n: number): string {
 
 describe('memos of parsed queries bounded by size', () => {
   it('the parsed-query memo lets the least recently used go once its bytes are spent', () => {
-    const memo = createParsedQueries(10_000, 100 * KiB)
-    for (let n = 0; n < 40; n++) {
-      const raw = query(n)
-      memo.get('pro', raw, {}, () => { const options = parseQuery(raw, PRO); return { options, cacheKey: cacheKeyOf(options) } })
-    }
+    const memo = createQueries({ maxTimeout: 28_000, maxBytes: 100 * KiB })
+    for (let n = 0; n < 40; n++) memo.parse('pro', query(n), {})
     expect(memo.peek('pro', query(0), {})).toBeUndefined()
     expect(memo.peek('pro', query(39), {})?.options.function?.source).toContain('() => 39')
   })

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest'
 import fc from 'fast-check'
 import { parseQuery, type ParseContext } from '../../src/schemas/query.ts'
-import { cacheKeyOf } from '../../src/pipeline/cache-key.ts'
-import { createQueryTemplates, splitUrl, type QueryTemplates } from '../../src/routes/query-templates.ts'
+import { cacheKeyOf } from '../../src/cache/key.ts'
+import { createQueryTemplates, splitUrl, type QueryTemplates } from '../../src/query/templates.ts'
 import { contentQuery } from '../../src/schemas/content-query.ts'
 
 const PRO: ParseContext = { plan: 'pro', headers: {}, maxTimeout: 28_000 }

@@ -56,17 +56,35 @@ describe('README.md', () => {
 describe('the README repository map', () => {
   const map = /## Repository map\n+```\n([\s\S]*?)```/.exec(README)?.[1] ?? ''
 
+  // What is not part of the repository: git's own folder and what .gitignore names (node_modules/, storage/, ...).
+  const ignored = new Set(['.git', ...readFileSync(path.join(ROOT, '.gitignore'), 'utf8').split('\n')
+    .map((line) => line.trim().replace(/^\/|\/$/g, '')).filter((line) => line !== '' && !line.includes('*'))])
+  /** The folders under `dir` (relative to the root), `depth` levels deep (Infinity: all). */
+  const folders = (dir: string, depth: number): string[] => depth === 0
+    ? []
+    : readdirSync(path.join(ROOT, dir), { withFileTypes: true })
+      .filter(entry => entry.isDirectory() && !ignored.has(entry.name))
+      .flatMap(entry => {
+        const folder = dir === '' ? entry.name : `${dir}/${entry.name}`
+        return [folder, ...folders(folder, depth - 1)]
+      })
+  const named = (folder: string): boolean => {
+    const depth = folder.split('/').length - 1
+    const name = folder.split('/').at(-1) ?? ''
+    return new RegExp(`^${' '.repeat(2 * depth)}${name.replace(/[.]/g, '\\.')}/( |$)`, 'm').test(map)
+  }
+
   it('names every folder of src/, each under its parent', () => {
     expect(map).toContain('src/ ')
-    const folders = (dir: string): string[] => readdirSync(path.join(ROOT, dir), { withFileTypes: true })
-      .filter(entry => entry.isDirectory())
-      .flatMap(entry => [`${dir}/${entry.name}`, ...folders(`${dir}/${entry.name}`)])
-    const found = folders('src')
+    const found = folders('src', Infinity)
     expect(found.length).toBeGreaterThan(20)
-    for (const folder of found) {
-      const depth = folder.split('/').length - 1
-      const name = folder.split('/').at(-1) ?? ''
-      expect(map, folder).toMatch(new RegExp(`^${' '.repeat(2 * depth)}${name}/ `, 'm'))
-    }
+    for (const folder of found) expect(named(folder), folder).toBe(true)
+  })
+
+  it('names every folder of the repository and the folders in them, each under its parent', () => {
+    const found = folders('', 2)
+    expect(found).toEqual(expect.arrayContaining(['.ci', 'bench', 'docs', 'docs/reference', 'src', 'test', 'test/unit']))
+    expect(found).not.toContain('node_modules')
+    for (const folder of found) expect(named(folder), folder).toBe(true)
   })
 })

@@ -4,7 +4,7 @@
 import type { Page } from 'playwright-core'
 import type { PdfOptions } from '../../schemas/options.ts'
 import { PAPER_SIZES_IN } from '../../schemas/options.ts'
-import { AppError, isAppError } from '../../errors.ts'
+import { AppError } from '../../errors.ts'
 import { throwIfAborted } from '../../util/abort.ts'
 import type { Budget } from '../page/budget.ts'
 import { PageCdpSession } from '../page/cdp-session.ts'

@@ -1,5 +1,5 @@
 // Cold requests of one client mostly differ in their `url` alone (`url=<page>&meta=false&...`, the rest the same), and
-// the parsed-query memo (http/parsed-queries.ts) keys on the whole raw query, so each of them parsed all ~30 options and
+// the parsed-query memo (index.ts) keys on the whole raw query, so each of them parsed all ~30 options and
 // wrote the whole cache key again: a fifth of the fixed cost of a cold request. Here the query is split into its
 // `url` and the rest; the rest is parsed once (with a stand-in URL) and kept as a template, and each new URL costs
 // the `url` reader and one hash. Only queries whose other keys plainly cannot name `url` take this way (literal
@@ -15,10 +15,10 @@ import { readUrl } from '../schemas/read-loading.ts'
 import { rootKid } from '../schemas/readers.ts'
 import { apiHeaders } from '../schemas/read-emulation.ts'
 import { ROOT_SHAPE, specOf } from '../schemas/derived.ts'
-import { keyJsonOf } from '../pipeline/cache-key.ts'
+import { keyJsonOf } from '../cache/key.ts'
 import { sha256 } from '../util/hash.ts'
 import { deepFreeze } from '../util/freeze.ts'
-import { MEMO_MAX_BYTES, memoSize, type ParsedQuery } from '../http/parsed-queries.ts'
+import { MAX_MEMO_QUERY, MEMO_MAX_BYTES, memoSize, type ParsedQuery } from './parsed-query.ts'
 
 /** The stand-in URL of a template: unguessable, so no other option of a query can hold it by chance. */
 const STAND_IN = `http://t${randomUUID()}.invalid/`
@@ -87,7 +87,7 @@ export function createQueryTemplates (max = 1000, maxBytes = MEMO_MAX_BYTES): Qu
   }
 
   return function templated (raw, ctx) {
-    if (!URL_STANDS_ALONE || raw.length > 4096) return undefined
+    if (!URL_STANDS_ALONE || raw.length > MAX_MEMO_QUERY) return undefined
     const split = splitUrl(raw)
     if (split === undefined) return undefined
     let forwarded = ''
