@@ -121,6 +121,22 @@ export function createMetrics (deps: MetricsDeps): ServiceMetrics {
     collect () { this.reset(); this.inc(deps.browserStats().resets) }
   })
   new Counter({
+    name: 'pagecast_browser_refusals_total',
+    help: 'Browser jobs refused with EBUSY since start: full (the queue was full), late (could not start before its deadline at the measured pace), left (left the queue when its time ran short).',
+    labelNames: ['reason'] as const,
+    registers: [registry],
+    collect () {
+      this.reset()
+      for (const [reason, count] of Object.entries(deps.browserStats().refused)) this.inc({ reason }, count)
+    }
+  })
+  new Gauge({
+    name: 'pagecast_browser_job_seconds',
+    help: 'A browser slot\'s measured hold time (mean of the last jobs, reset included): the pace admission by deadline estimates with.',
+    registers: [registry],
+    collect () { this.set(deps.browserStats().jobMs / 1000) }
+  })
+  new Counter({
     name: 'pagecast_browser_reset_seconds_total',
     help: 'Seconds spent in those resets since start.',
     registers: [registry],

@@ -119,7 +119,7 @@ export async function renderPage (
         // The proxy carried this job's requests (`-proxy` in x-fetch-mode), as far as it got to carry any.
         if (scope !== undefined && info.proxied() > 0) scope.carried = true
         return { ...loaded, gaveUp, loadTime, captureTime: performance.now() - t1, files, values }
-      }, { signal, emulation: contextEmulation, proxy: target.proxy, adblock: adblocker, timings, changesMedia: changesMedia(load) })
+      }, { signal, deadline, emulation: contextEmulation, proxy: target.proxy, adblock: adblocker, timings, changesMedia: changesMedia(load) })
     } catch (err) {
       const backoff = 250 * 2 ** attempt
       if (!isRetryable(err) || attempt >= target.retry || Date.now() + backoff >= deadline) throw err

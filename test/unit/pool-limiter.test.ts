@@ -20,8 +20,14 @@ function probe (limiter: Limiter): Probe {
   return p
 }
 
-function limiterOf (concurrency: number, queueLimit: number): Limiter {
-  return new Limiter({ concurrency, queueLimit, abortError: (signal) => ({ aborted: signal.reason }) })
+function limiterOf (concurrency: number, queueLimit: number, clock?: { now: number }): Limiter {
+  return new Limiter({
+    concurrency,
+    queueLimit,
+    abortError: (signal) => ({ aborted: signal.reason }),
+    lateError: (waitMs) => ({ late: waitMs }),
+    ...(clock === undefined ? {} : { now: () => clock.now })
+  })
 }
 
 const never = new AbortController().signal
@@ -98,5 +104,41 @@ describe('Limiter', () => {
     expect([limiter.concurrency, limiter.queueLimit]).toEqual([1, 0])
     limiter.admit(probe(limiter), never, true)
     expect(limiter.admit(probe(limiter), never, true)).toBe('full')
+  })
+
+  it('refuses at once a waiter that would start too late to finish before its deadline, at the measured pace', () => {
+    const clock = { now: 1_000_000 }
+    const limiter = limiterOf(2, 100, clock)
+    // Two jobs of 2 s measured: the mean moves toward them from the 1 s prior.
+    for (let i = 0; i < 40; i++) { limiter.acquire(); limiter.release(2_000) }
+    expect(limiter.jobMs).toBeCloseTo(2_000, -1)
+    limiter.admit(probe(limiter), never, true)
+    limiter.admit(probe(limiter), never, true)
+    // Both slots busy: the n-th waiter starts after ceil((n + 1) / 2) jobs and needs one more before its deadline.
+    const deadline = clock.now + 10_000
+    const admissions = Array.from({ length: 12 }, () => limiter.admit(probe(limiter), never, true, deadline))
+    // The 8th (position 7) starts after 4 jobs, at 8 s, and ends at the deadline; the 9th would end 2 s after it.
+    expect(admissions.filter(a => a === 'queued')).toHaveLength(8)
+    expect(admissions.slice(8).every(a => a === 'late')).toBe(true)
+    expect(limiter.queued).toBe(8)
+    expect(limiter.waitFor(limiter.queued)).toBeCloseTo(10_000, -1)
+  })
+
+  it('lets a queued waiter leave when only one job\'s time is left before its deadline', async () => {
+    const limiter = limiterOf(1, 10)
+    for (let i = 0; i < 40; i++) { limiter.acquire(); limiter.release(50) }
+    limiter.admit(probe(limiter), never, true)
+    const waiting = probe(limiter)
+    expect(limiter.admit(waiting, never, true, Date.now() + 400)).toBe('queued')
+    await new Promise(resolve => setTimeout(resolve, 600))
+    expect(waiting.started).toBe(false)
+    expect(waiting.rejected).toMatchObject({ late: expect.any(Number) })
+    expect(limiter.queued).toBe(0)
+  })
+
+  it('queues without a deadline as before', () => {
+    const limiter = limiterOf(1, 3)
+    limiter.admit(probe(limiter), never, true)
+    expect([1, 2, 3, 4].map(() => limiter.admit(probe(limiter), never, true))).toEqual(['queued', 'queued', 'queued', 'full'])
   })
 })

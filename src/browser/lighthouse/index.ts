@@ -26,7 +26,7 @@ import { findChromium } from '../chromium.ts'
 import { createEgressProxy } from '../egress-proxy.ts'
 import { createLaunchHome } from '../launch-home.ts'
 import type { EgressRefusal } from '../egress-proxy.ts'
-import type { SlotWork } from '../pool/types.ts'
+import type { SlotRunOptions, SlotWork } from '../pool/types.ts'
 import { LIGHTHOUSE_MARKER } from './chromium.ts'
 import { configError, WorkerHost } from './host.ts'
 import { RunMutex } from './mutex.ts'
@@ -35,7 +35,7 @@ export { LIGHTHOUSE_MARKER } from './chromium.ts'
 
 /** The browser queue, as far as a Lighthouse run uses it: one slot, no page. */
 export interface SlotRunner {
-  runSlot<T> (work: SlotWork<T>, options: { signal: AbortSignal }): Promise<T>
+  runSlot<T> (work: SlotWork<T>, options: SlotRunOptions): Promise<T>
 }
 
 export interface LighthouseRunnerOptions {
@@ -128,7 +128,7 @@ export function createLighthouseRunner (options: LighthouseRunnerOptions): Light
       try {
         const release = await mutex.acquire(deadline.signal)
         try {
-          return await options.slots.runSlot(async (signal) => await once(url, lighthouseOptions, run, signal), { signal: deadline.signal })
+          return await options.slots.runSlot(async (signal) => await once(url, lighthouseOptions, run, signal), { signal: deadline.signal, deadline: run.deadline })
         } finally {
           release()
         }

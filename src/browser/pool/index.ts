@@ -23,7 +23,7 @@ import { Limiter } from './limiter.ts'
 import { JobRunner } from './runner.ts'
 import { Supervisor } from './supervisor.ts'
 import { abortError } from '../../util/abort.ts'
-import type { BrowserJob, BrowserPool, BrowserPoolDeps, BrowserPoolOptions, PoolCounters, PoolRunOptions, SlotWork } from './types.ts'
+import type { BrowserJob, BrowserPool, BrowserPoolDeps, BrowserPoolOptions, PoolCounters, PoolRunOptions, SlotRunOptions, SlotWork } from './types.ts'
 
 export type {
   BrowserJob, BrowserPool, BrowserPoolDeps, BrowserPoolLog, BrowserPoolOptions, BrowserPoolStats, BrowserReadiness, JobInfo,
@@ -39,8 +39,20 @@ const DEFAULTS = {
   drainTimeoutMs: 30_000
 }
 
-function busyError (detail: string): AppError {
-  return new AppError('EBUSY', { headers: { 'retry-after': '5' }, data: { browser: detail } })
+function busyError (detail: string, retryAfterMs = 5_000): AppError {
+  return new AppError('EBUSY', { headers: { 'retry-after': String(Math.max(1, Math.ceil(retryAfterMs / 1000))) }, data: { browser: detail } })
+}
+
+/** The queue's answer to a waiter it did not take: full, or too late to start before the deadline. */
+function refusal (limiter: Limiter, admission: 'full' | 'late'): AppError {
+  const waitMs = limiter.waitFor(limiter.queued)
+  return admission === 'full'
+    ? busyError(`The browser queue is full (${limiter.queueLimit} waiting).`, waitMs)
+    : lateError(waitMs)
+}
+
+function lateError (waitMs: number): AppError {
+  return busyError(`The browser could not start this job before its deadline (about ${Math.ceil(waitMs / 1000)} s of jobs are ahead of it).`, waitMs)
 }
 
 export async function createBrowserPool (options: BrowserPoolOptions, deps: BrowserPoolDeps): Promise<BrowserPool> {
@@ -62,7 +74,7 @@ export async function createBrowserPool (options: BrowserPoolOptions, deps: Brow
     ...(options.egress?.advertisedHost === undefined ? {} : { advertisedHost: options.egress.advertisedHost }),
     proxyCa: options.proxyCa
   }
-  const limiter = new Limiter({ concurrency: options.concurrency, queueLimit: options.queueLimit, abortError })
+  const limiter = new Limiter({ concurrency: options.concurrency, queueLimit: options.queueLimit, abortError, lateError })
   const maxIdleContexts = Math.max(0, Math.floor(options.maxIdleContexts ?? limiter.concurrency + 2))
   // The browser-level proxy: catches anything not created in one of our contexts. Its refusals belong to no job.
   const defaultProxy = await createEgressProxy(proxyOptions)
@@ -131,8 +143,8 @@ export async function createBrowserPool (options: BrowserPoolOptions, deps: Brow
         runner.execute(gen, job, runOptions, profile).then(resolve, reject)
       })
       // Room on a live browser and nobody ahead: start now.
-      const admission = limiter.admit({ start, reject }, signal, supervisor.isUp())
-      if (admission === 'full') reject(busyError(`The browser queue is full (${limiter.queueLimit} waiting).`))
+      const admission = limiter.admit({ start, reject }, signal, supervisor.isUp(), runOptions.deadline)
+      if (admission === 'full' || admission === 'late') reject(refusal(limiter, admission))
       else if (admission === 'queued') supervisor.ensure()
     })
   }
@@ -140,7 +152,7 @@ export async function createBrowserPool (options: BrowserPoolOptions, deps: Brow
   /** Slot work running now, each with the controller that stops it. */
   const slotWork = new Set<AbortController>()
 
-  function runSlot<T> (work: SlotWork<T>, runOptions: { signal: AbortSignal }): Promise<T> {
+  function runSlot<T> (work: SlotWork<T>, runOptions: SlotRunOptions): Promise<T> {
     const { signal } = runOptions
     if (supervisor.closing) return Promise.reject(busyError('The browser is shutting down.'))
     if (signal.aborted) return Promise.reject(abortError(signal))
@@ -161,8 +173,8 @@ export async function createBrowserPool (options: BrowserPoolOptions, deps: Brow
         })
         drain.track(done)
       })
-      const admission = limiter.admit({ start, reject }, signal, supervisor.isUp())
-      if (admission === 'full') reject(busyError(`The browser queue is full (${limiter.queueLimit} waiting).`))
+      const admission = limiter.admit({ start, reject }, signal, supervisor.isUp(), runOptions.deadline)
+      if (admission === 'full' || admission === 'late') reject(refusal(limiter, admission))
       else if (admission === 'queued') supervisor.ensure()
     })
   }
@@ -208,7 +220,9 @@ export async function createBrowserPool (options: BrowserPoolOptions, deps: Brow
       contexts: counters.contexts,
       pages: counters.pages,
       resets: counters.resets,
-      resetSeconds: counters.resetSeconds
+      resetSeconds: counters.resetSeconds,
+      refused: { ...limiter.refused },
+      jobMs: limiter.jobMs
     }),
     chromiumVersion: () => supervisor.version,
     browserPid: () => supervisor.current?.pid,

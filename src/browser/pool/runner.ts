@@ -105,7 +105,7 @@ export class JobRunner {
           if (!finished && used !== undefined) used.taint.context = true
         }
         used?.end()
-        await this.#release(used, gen)
+        await this.#release(used, gen, startedAt)
       })()
       this.#deps.drain.track(done)
       // Jobs the abort did not stop keep running detached; the pool has moved on.
@@ -144,7 +144,7 @@ export class JobRunner {
     if (run.changesMedia === false) lease.pageEmulation = emulationKey
   }
 
-  async #release (lease: Lease | undefined, gen: Generation): Promise<void> {
+  async #release (lease: Lease | undefined, gen: Generation, startedAt: number): Promise<void> {
     const { supervisor, leases, limiter, drain, policy, log, counters } = this.#deps
     try {
       if (lease !== undefined) {
@@ -176,7 +176,7 @@ export class JobRunner {
         }
       }
     } finally {
-      limiter.release()
+      limiter.release(performance.now() - startedAt)
       supervisor.released(gen)
       drain.wake()
       this.#deps.pump()

@@ -94,6 +94,11 @@ export type SlotWork<T> = (signal: AbortSignal) => Promise<T>
 
 export interface PoolRunOptions {
   signal: AbortSignal
+  /**
+   * When the job must be done (epoch ms; the request's deadline). A job that could not start early enough to finish by
+   * then, at the queue's measured pace, is refused at once with EBUSY instead of waiting to time out.
+   */
+  deadline?: number | undefined
   emulation: Emulation
   /** The job's `proxy` (href with credentials): every request of the job goes through it, behind the egress layer. */
   proxy?: string | undefined
@@ -114,6 +119,12 @@ export interface PoolRunOptions {
   changesMedia?: boolean | undefined
 }
 
+/** A slot's run: the caller's signal, and when it must be done (epoch ms; see PoolRunOptions.deadline). */
+export interface SlotRunOptions {
+  signal: AbortSignal
+  deadline?: number | undefined
+}
+
 export interface BrowserPoolStats {
   /** Jobs running (a job's reset included). */
   active: number
@@ -130,6 +141,16 @@ export interface BrowserPoolStats {
   resets: number
   /** Seconds those resets took, in all. */
   resetSeconds: number
+  /** Jobs refused so far: the queue full, too late to start before their deadline, or left the queue for that. */
+  refused: AdmissionRefusals
+  /** A slot's measured hold time, ms (what admission by deadline estimates with). */
+  jobMs: number
+}
+
+export interface AdmissionRefusals {
+  full: number
+  late: number
+  left: number
 }
 
 export interface BrowserPool {
@@ -138,7 +159,7 @@ export interface BrowserPool {
    * Runs `work` in a slot of the browser queue, as a job would be (same concurrency, same FIFO queue, EBUSY when the
    * queue is full), without a context or page: the slot is given back when the work settles.
    */
-  runSlot<T> (work: SlotWork<T>, options: { signal: AbortSignal }): Promise<T>
+  runSlot<T> (work: SlotWork<T>, options: SlotRunOptions): Promise<T>
   /** True while a browser is connected and the pool is open. */
   health (): boolean
   /**
