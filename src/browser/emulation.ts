@@ -18,8 +18,9 @@
 // route.continue/fallback was measured to let a header added to the first hop reach a cross-origin redirect
 // target; the Fetch handler does not.)
 import type { BrowserContextOptions, Page } from 'playwright-core'
+import type { ColorScheme } from '../schemas/options.ts'
 
-export type ColorScheme = 'light' | 'dark' | 'no-preference'
+export type { ColorScheme } from '../schemas/options.ts'
 
 export interface Emulation {
   viewport: { width: number, height: number }

@@ -23,7 +23,7 @@ import { Limiter } from './limiter.ts'
 import { JobRunner } from './runner.ts'
 import { Supervisor } from './supervisor.ts'
 import { abortError } from '../../util/abort.ts'
-import type { BrowserJob, BrowserPool, BrowserPoolDeps, BrowserPoolOptions, PoolCounters, PoolRunOptions, SlotWork } from './types.ts'
+import { zeroCounters, type BrowserJob, type BrowserPool, type BrowserPoolDeps, type BrowserPoolOptions, type PoolCounters, type PoolRunOptions, type SlotWork } from './types.ts'
 
 export type {
   BrowserJob, BrowserPool, BrowserPoolDeps, BrowserPoolLog, BrowserPoolOptions, BrowserPoolStats, BrowserReadiness, JobInfo,
@@ -67,7 +67,7 @@ export async function createBrowserPool (options: BrowserPoolOptions, deps: Brow
   // The browser-level proxy: catches anything not created in one of our contexts. Its refusals belong to no job.
   const defaultProxy = await createEgressProxy(proxyOptions)
 
-  const counters: PoolCounters = { launches: 0, jobs: 0, contexts: 0, pages: 0, resets: 0, resetSeconds: 0 }
+  const counters: PoolCounters = zeroCounters()
   const leases = new Leases(maxIdleContexts)
   const drain = new Drain()
   const supervisor = new Supervisor({
@@ -200,16 +200,7 @@ export async function createBrowserPool (options: BrowserPoolOptions, deps: Brow
     runSlot,
     health: () => supervisor.health(),
     readiness: () => supervisor.readiness(),
-    stats: () => ({
-      active: limiter.active,
-      queued: limiter.queued,
-      launches: counters.launches,
-      jobs: counters.jobs,
-      contexts: counters.contexts,
-      pages: counters.pages,
-      resets: counters.resets,
-      resetSeconds: counters.resetSeconds
-    }),
+    stats: () => ({ active: limiter.active, queued: limiter.queued, ...counters }),
     chromiumVersion: () => supervisor.version,
     browserPid: () => supervisor.current?.pid,
     close

@@ -114,22 +114,11 @@ export interface PoolRunOptions {
   changesMedia?: boolean | undefined
 }
 
-export interface BrowserPoolStats {
+/** The pool's running totals (PoolCounters) and what it is doing now. */
+export interface BrowserPoolStats extends PoolCounters {
   /** Jobs running (a job's reset included). */
   active: number
   queued: number
-  /** Browsers launched (or connected) so far. */
-  launches: number
-  /** Jobs started so far. */
-  jobs: number
-  /** Contexts created so far (a job that reuses one creates none). */
-  contexts: number
-  /** Pages created so far. */
-  pages: number
-  /** Resets of a lease between jobs so far (done after the job's answer, before the slot is given back). */
-  resets: number
-  /** Seconds those resets took, in all. */
-  resetSeconds: number
 }
 
 export interface BrowserPool {
@@ -157,10 +146,21 @@ export interface BrowserPool {
 
 /** Running totals, shared by the supervisor (launches), the runner (jobs) and the leases (contexts, pages). */
 export interface PoolCounters {
+  /** Browsers launched (or connected) so far. */
   launches: number
+  /** Jobs started so far. */
   jobs: number
+  /** Contexts created so far (a job that reuses one creates none). */
   contexts: number
+  /** Pages created so far. */
   pages: number
+  /** Resets of a lease between jobs so far (done after the job's answer, before the slot is given back). */
   resets: number
+  /** Seconds those resets took, in all. */
   resetSeconds: number
+}
+
+/** Counters at zero (a new pool; a lazy pool not started yet). */
+export function zeroCounters (): PoolCounters {
+  return { launches: 0, jobs: 0, contexts: 0, pages: 0, resets: 0, resetSeconds: 0 }
 }
