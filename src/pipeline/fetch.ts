@@ -3,7 +3,7 @@ import type { AppContext } from '../context.ts'
 import type { TargetOptions } from '../schemas/option-groups.ts'
 import type { FetchPageResult } from '../net/types.ts'
 import { AppError } from '../errors.ts'
-import { isHtml } from './prerender.ts'
+import { isHtml } from '../media/content-kind.ts'
 
 /** The errors of bodies over the limit, so prerender=auto does not hand them to the browser. */
 const tooLarge = new WeakSet<AppError>()

@@ -8,7 +8,8 @@ import { endToEndHeaders } from '../net/headers.ts'
 import { AppError } from '../errors.ts'
 import { createDeadline, throwIfAborted, type Deadline } from '../util/abort.ts'
 import { fetchTarget, isBodyTooLarge } from './fetch.ts'
-import { isHtml, looksClientRendered, type LoadMode } from './prerender.ts'
+import { isHtml } from '../media/content-kind.ts'
+import { looksClientRendered, type LoadMode } from './prerender.ts'
 import { renderPage, type Rendered } from './render.ts'
 
 /** What loading needs of the computation: its signal and deadline, and where to log. */

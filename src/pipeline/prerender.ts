@@ -22,14 +22,6 @@ export function loadModeOf (options: ExtractOptions): LoadMode {
   return 'auto'
 }
 
-const HTML_TYPE = /^\s*(text\/html|application\/xhtml\+xml)\b/i
-
-export function isHtml (contentType: string | undefined, body: Buffer): boolean {
-  if (contentType !== undefined && contentType !== '') return HTML_TYPE.test(contentType)
-  const head = body.subarray(0, 512).toString('latin1').trimStart().toLowerCase()
-  return head.startsWith('<!doctype html') || head.startsWith('<html')
-}
-
 /** Reads at most this much of the HTML for the heuristics: enough for any head and a body's start. */
 const SCAN_BYTES = 512 * 1024
 
