@@ -73,12 +73,20 @@ export function effectiveUserAgent (emulation: Emulation): string {
   return splitForwardedHeaders(emulation.extraHTTPHeaders).userAgent ?? emulation.userAgent
 }
 
+/**
+ * A context's key, made of every field of its options (nested objects too, in any order), so a setting added to
+ * contextOptionsFor is part of the key without being named twice: contexts of different settings are never shared.
+ */
+export function contextKeyOf (options: BrowserContextOptions): string {
+  return JSON.stringify(options, (_name, value: unknown) =>
+    typeof value === 'object' && value !== null && !Array.isArray(value)
+      ? Object.fromEntries(Object.entries(value).sort(([a], [b]) => a < b ? -1 : a > b ? 1 : 0))
+      : value)
+}
+
 /** The part of an Emulation that lives in the context: equal keys may share a context, different ones may not. */
 export function profileKey (emulation: Emulation): string {
-  return JSON.stringify([
-    emulation.viewport.width, emulation.viewport.height, emulation.deviceScaleFactor, emulation.isMobile,
-    emulation.hasTouch, effectiveUserAgent(emulation), emulation.javaScriptEnabled, emulation.locale ?? null
-  ])
+  return contextKeyOf(contextOptionsFor(emulation))
 }
 
 /** Playwright context options for an Emulation's profile (the pool adds proxy, downloads and service workers). */
