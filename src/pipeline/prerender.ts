@@ -1,11 +1,25 @@
 // prerender=auto (docs/api.md §3.6): a plain GET unless something needs the browser, and the browser takes
 // over when the GET fails or its HTML looks client-rendered. Pure decisions, no I/O.
 import type { ExtractOptions } from '../schemas/options.ts'
-import { BROWSER_NEEDS, PAGE_READERS } from '../schemas/derived.ts'
+import { PAGE_READERS } from '../schemas/derived.ts'
+import { groupOptions } from '../schemas/option-groups.ts'
+import { PAGE_STEPS } from '../browser/steps/index.ts'
+import { PRODUCERS } from '../browser/producers/index.ts'
+import { ENRICHERS } from './enrichers/index.ts'
+import { loadOptionsOf } from './page-options.ts'
 
-/** Whether any parameter asked for needs a real browser, whatever `prerender` says (the table's `browser` tests). */
+/**
+ * Whether anything asked for needs a real browser, whatever `prerender` says: said by the units that do the work (a
+ * page step's, a producer's or an enricher's `needsBrowser`), not by a second list. The parameter table's `browser`
+ * notes, which the docs show, are held against this in test/unit/browser-needs.test.ts.
+ */
 export function needsBrowser (options: ExtractOptions): boolean {
-  return BROWSER_NEEDS.some(({ when }) => when(options))
+  const groups = groupOptions(options)
+  const { outputs } = groups
+  if (PRODUCERS.some((producer) => producer.needsBrowser && producer.settings(outputs) !== false)) return true
+  if (ENRICHERS.some((enricher) => enricher.needsBrowser?.(outputs) === true)) return true
+  const load = loadOptionsOf(groups)
+  return PAGE_STEPS.some((step) => step.needsBrowser === true ? step.applies(load) : step.needsBrowser?.(load) === true)
 }
 
 /** Whether anything asked for reads the loaded page (the table's `readsPage` tests); if not, nothing is fetched. */

@@ -3,7 +3,8 @@
 // browser work gets its own group of options: the emulation for the context, the steps for the page, the outputs
 // for the producers; the browser never sees the cache or reply options.
 import type { AppContext } from '../context.ts'
-import { someRule, type ExtractOptions } from '../schemas/options.ts'
+import type { ExtractOptions } from '../schemas/options.ts'
+import { loadOptionsOf } from './page-options.ts'
 import type { EmulationOptions, TargetOptions } from '../schemas/option-groups.ts'
 import { groupOptions } from '../schemas/option-groups.ts'
 import type { Emulation } from '../browser/emulation.ts'
@@ -53,18 +54,9 @@ export async function renderPage (
   ctx: AppContext, options: ExtractOptions, signal: AbortSignal, deadline: number, timings: Record<string, number> = {},
   serialize = true
 ): Promise<Rendered> {
-  const { target, emulation, steps, outputs } = groupOptions(options)
-  const load: LoadOptions = {
-    ...steps,
-    url: target.url,
-    timeout: target.timeout,
-    javascript: emulation.javascript,
-    mediaType: emulation.mediaType,
-    animations: emulation.animations,
-    adblock: emulation.adblock,
-    formValues: someRule(outputs.data, (rule) => Array.isArray(rule.attr) && rule.attr.includes('val')),
-    prints: outputs.pdf !== false
-  }
+  const groups = groupOptions(options)
+  const { target, emulation, outputs } = groups
+  const load: LoadOptions = loadOptionsOf(groups)
   // The target's own address is checked before queueing (docs/api.md §1.4 steps 8-9); the egress layer
   // checks it again, with everything else the page loads, on the connection actually made.
   const tg = performance.now()

@@ -52,5 +52,7 @@ export interface Enricher {
   /** A short name; also its server-timing entry. */
   readonly name: string
   applies (extraction: Extraction, outputs: Readonly<OutputOptions>): boolean
+  /** Whether these outputs ask it for work that makes the request rendered in the browser (prerender.ts needsBrowser). */
+  readonly needsBrowser?: (outputs: Readonly<OutputOptions>) => boolean
   enrich (extraction: Extraction, context: EnrichContext): Promise<void>
 }

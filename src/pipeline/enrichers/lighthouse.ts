@@ -3,11 +3,16 @@
 // the request's deadline, every request it makes under the address guard and through the request's `proxy`.
 // `output=json` gives the report object (LHR); `html` and `csv` Lighthouse's own report text, unchanged.
 import { currentEgress } from '../../net/egress-scope.ts'
+import type { OutputOptions } from '../../schemas/option-groups.ts'
 import type { Enricher } from './enricher.ts'
+
+const asksLighthouse = (outputs: Readonly<OutputOptions>): boolean => outputs.insights !== false && outputs.insights.lighthouse !== false
 
 export const lighthouseEnricher: Enricher = {
   name: 'lighthouse',
-  applies: (_extraction, outputs) => outputs.insights !== false && outputs.insights.lighthouse !== false,
+  applies: (_extraction, outputs) => asksLighthouse(outputs),
+  // The report is of the page as a browser loads it: the request is rendered too (docs/api.md §3.6).
+  needsBrowser: asksLighthouse,
   async enrich (extraction, { ctx, outputs, page, signal, deadline }) {
     if (outputs.insights === false || outputs.insights.lighthouse === false) return
     const scope = currentEgress()
