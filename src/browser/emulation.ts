@@ -36,6 +36,17 @@ export interface Emulation {
   locale?: string
 }
 
+/**
+ * An emulation as a job asks for it: without a user agent, the pool's default is sent, the desktop user agent of
+ * the Chromium it runs (browser/devices.ts desktopUserAgent), filled in by the pool (withDefaultUserAgent).
+ */
+export type JobEmulation = Omit<Emulation, 'userAgent'> & { userAgent?: string | undefined }
+
+/** The job's emulation with the pool's default user agent where it names none. */
+export function withDefaultUserAgent (emulation: JobEmulation, defaultUserAgent: string): Emulation {
+  return emulation.userAgent === undefined ? { ...emulation, userAgent: defaultUserAgent } : emulation as Emulation
+}
+
 /** Request headers never forwarded: framing, connection management and the proxy's. */
 const DROPPED_HEADERS: ReadonlySet<string> = new Set([
   'host', 'content-length', 'connection', 'keep-alive', 'proxy-connection', 'proxy-authorization', 'proxy-authenticate',

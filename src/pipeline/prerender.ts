@@ -2,7 +2,7 @@
 // over when the GET fails or its HTML looks client-rendered. Pure decisions, no I/O.
 import type { ExtractOptions } from '../schemas/options.ts'
 import { PAGE_READERS } from '../schemas/derived.ts'
-import { groupOptions } from '../schemas/option-groups.ts'
+import { groupOptions, type OptionGroups } from '../schemas/option-groups.ts'
 import { PAGE_STEPS } from '../browser/steps/index.ts'
 import { PRODUCERS } from '../browser/producers/index.ts'
 import { ENRICHERS } from './enrichers/index.ts'
@@ -13,8 +13,7 @@ import { loadOptionsOf } from './page-options.ts'
  * page step's, a producer's or an enricher's `needsBrowser`), not by a second list. The parameter table's `browser`
  * notes, which the docs show, are held against this in test/unit/browser-needs.test.ts.
  */
-export function needsBrowser (options: ExtractOptions): boolean {
-  const groups = groupOptions(options)
+export function needsBrowser (options: ExtractOptions, groups: OptionGroups = groupOptions(options)): boolean {
   const { outputs } = groups
   if (PRODUCERS.some((producer) => producer.needsBrowser && producer.settings(outputs) !== false)) return true
   if (ENRICHERS.some((enricher) => enricher.needsBrowser?.(outputs) === true)) return true
@@ -30,8 +29,8 @@ export function readsPage (options: ExtractOptions): boolean {
 export type LoadMode = 'fetch' | 'prerender' | 'auto'
 
 /** How the page will be loaded first: always the browser, never, or a GET that may hand over. */
-export function loadModeOf (options: ExtractOptions): LoadMode {
-  if (options.prerender === true || needsBrowser(options)) return 'prerender'
+export function loadModeOf (options: ExtractOptions, groups: OptionGroups = groupOptions(options)): LoadMode {
+  if (options.prerender === true || needsBrowser(options, groups)) return 'prerender'
   if (options.prerender === false) return 'fetch'
   return 'auto'
 }

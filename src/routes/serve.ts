@@ -15,7 +15,6 @@ import { consumeQuota } from '../http/quota.ts'
 import { quotaSubject } from '../http/client-ip.ts'
 import { audienceOf, serverTiming, setCacheHeaders } from '../http/reply.ts'
 import { parseQuery } from '../schemas/query.ts'
-import { serveExtract, serveHeld } from '../pipeline/index.ts'
 import { cacheKeyOf } from '../pipeline/cache-key.ts'
 import { createParsedQueries, type ParsedQuery } from '../http/parsed-queries.ts'
 import { createQueryTemplates } from './query-templates.ts'
@@ -140,7 +139,7 @@ export function createServeCore (ctx: AppContext, plan: Plan): ServeCore {
   // a stored file or fetch an asset, so it takes the full path; other embeds (the content endpoints' text) do not.
   function heldFor ({ options, cacheKey }: ParsedQuery): Ran | undefined {
     if (options.embed !== undefined && options.embed.split('.').at(-1) === 'url') return undefined
-    const served = serveHeld(ctx, options, cacheKey)
+    const served = ctx.pipeline.serveHeld(options, cacheKey)
     return served === undefined ? undefined : { served, options }
   }
 
@@ -176,7 +175,7 @@ export function createServeCore (ctx: AppContext, plan: Plan): ServeCore {
     try {
       // Everything fetched for this request, an embedded asset included, goes through its proxy (egress-scope.ts).
       return await runWithEgress({ proxy: options.proxy, carried: false }, async () => {
-        const served = await serveExtract(ctx, options, { signal: timer.signal, log: log as Logger, cacheKey, deadline })
+        const served = await ctx.pipeline.serve(options, { signal: timer.signal, log: log as Logger, cacheKey, deadline })
         return await answer({ served, options }, timer.signal)
       })
     } finally {

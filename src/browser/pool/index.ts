@@ -12,6 +12,8 @@ import { randomUUID } from 'node:crypto'
 import { childEnvironment } from '../../config.ts'
 import { AppError } from '../../errors.ts'
 import { findChromium } from '../chromium.ts'
+import { desktopUserAgent } from '../devices.ts'
+import { withDefaultUserAgent } from '../emulation.ts'
 import { createEgressProxy } from '../egress-proxy.ts'
 import { BrowserError, toBrowserError } from '../errors.ts'
 import { Drain } from './drain.ts'
@@ -119,7 +121,9 @@ export async function createBrowserPool (options: BrowserPoolOptions, deps: Brow
     const { signal } = runOptions
     if (supervisor.closing) return Promise.reject(busyError('The browser is shutting down.'))
     if (signal.aborted) return Promise.reject(abortError(signal))
-    const profile = profileOf(runOptions.emulation)
+    // The pool's own default user agent: the desktop one of the Chromium it runs now.
+    const filled = { ...runOptions, emulation: withDefaultUserAgent(runOptions.emulation, desktopUserAgent(supervisor.version)) }
+    const profile = profileOf(filled.emulation)
     const queuedAt = performance.now()
     return new Promise<T>((resolve, reject) => {
       // A queued job starts when another one lets go: it still runs in its own caller's async context.
@@ -128,7 +132,7 @@ export async function createBrowserPool (options: BrowserPoolOptions, deps: Brow
         if (gen === undefined) { reject(new BrowserError('EFATAL', 'job', true, { cause: new Error('no browser') })); return }
         limiter.acquire()
         if (runOptions.timings !== undefined) runOptions.timings.queue = performance.now() - queuedAt
-        runner.execute(gen, job, runOptions, profile).then(resolve, reject)
+        runner.execute(gen, job, filled, profile).then(resolve, reject)
       })
       // Room on a live browser and nobody ahead: start now.
       const admission = limiter.admit({ start, reject }, signal, supervisor.isUp())

@@ -4,7 +4,7 @@ import type { BrowserContext, BrowserContextOptions, Page } from 'playwright-cor
 import type { Adblocker } from '../../adblock/index.ts'
 import type { AddressGuard } from '../../net/guard.ts'
 import type { EgressRefusal } from '../egress-proxy.ts'
-import type { Emulation } from '../emulation.ts'
+import type { Emulation, JobEmulation } from '../emulation.ts'
 import type { PageCdpSession } from '../page/cdp-session.ts'
 
 export type BrowserReadiness = 'ok' | 'down' | 'failed'
@@ -94,7 +94,8 @@ export type SlotWork<T> = (signal: AbortSignal) => Promise<T>
 
 export interface PoolRunOptions {
   signal: AbortSignal
-  emulation: Emulation
+  /** The job's emulation; without a user agent the pool sends its own (the desktop one of its Chromium). */
+  emulation: JobEmulation
   /** The job's `proxy` (href with credentials): every request of the job goes through it, behind the egress layer. */
   proxy?: string | undefined
   /**
@@ -115,6 +116,9 @@ export interface PoolRunOptions {
 }
 
 /** The pool's running totals (PoolCounters) and what it is doing now. */
+/** A job's run options once the pool filled in its emulation's defaults (what the runner and the leases see). */
+export type FilledRunOptions = Omit<PoolRunOptions, 'emulation'> & { emulation: Emulation }
+
 export interface BrowserPoolStats extends PoolCounters {
   /** Jobs running (a job's reset included). */
   active: number

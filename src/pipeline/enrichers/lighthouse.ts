@@ -13,10 +13,10 @@ export const lighthouseEnricher: Enricher = {
   applies: (_extraction, outputs) => asksLighthouse(outputs),
   // The report is of the page as a browser loads it: the request is rendered too (docs/api.md §3.6).
   needsBrowser: asksLighthouse,
-  async enrich (extraction, { ctx, outputs, page, signal, deadline }) {
+  async enrich (extraction, { deps, outputs, page, signal, deadline }) {
     if (outputs.insights === false || outputs.insights.lighthouse === false) return
     const scope = currentEgress()
-    const result = await ctx.lighthouse.run(page.requestedUrl, outputs.insights.lighthouse, { signal, deadline, proxy: scope?.proxy })
+    const result = await deps.lighthouse.run(page.requestedUrl, outputs.insights.lighthouse, { signal, deadline, proxy: scope?.proxy })
     // The proxy carried the run's requests (`-proxy` in x-fetch-mode).
     if (scope !== undefined && result.proxied > 0) scope.carried = true
     const insights = extraction.data.insights
