@@ -18,9 +18,12 @@
 // route.continue/fallback was measured to let a header added to the first hop reach a cross-origin redirect
 // target; the Fetch handler does not.)
 import type { BrowserContextOptions, Page } from 'playwright-core'
-import type { ColorScheme } from '../schemas/options.ts'
 
-export type { ColorScheme } from '../schemas/options.ts'
+/**
+ * The schema's ColorScheme (schemas/options.ts COLOR_SCHEMES). Not imported from there while schemas/ imports
+ * browser/devices.ts (a folder cycle); test/unit/emulation-keys.test.ts holds the two equal at compile time.
+ */
+export type ColorScheme = 'light' | 'dark' | 'no-preference'
 
 export interface Emulation {
   viewport: { width: number, height: number }

@@ -1,8 +1,9 @@
 // A browser context is shared by jobs of equal keys (browser/pool/lease.ts), so its key must change with every setting
 // the context is created with. The key is made of the context options themselves (contextKeyOf), not of a second list.
-import { describe, expect, it } from 'vitest'
+import { describe, expect, expectTypeOf, it } from 'vitest'
 import type { BrowserContextOptions } from 'playwright-core'
-import { contextKeyOf, contextOptionsFor, pageEmulationKey, profileKey, type Emulation } from '../../src/browser/emulation.ts'
+import { contextKeyOf, contextOptionsFor, pageEmulationKey, profileKey, type ColorScheme, type Emulation } from '../../src/browser/emulation.ts'
+import type { ColorScheme as SchemaColorScheme } from '../../src/schemas/options.ts'
 
 const BASE: Emulation = {
   viewport: { width: 1280, height: 800 },
@@ -65,5 +66,11 @@ describe('the context key is derived from the context options', () => {
 
   it('a forwarded user-agent header is part of the context key (it replaces the device\'s)', () => {
     expect(profileKey({ ...BASE, extraHTTPHeaders: { 'User-Agent': 'custom' } })).not.toBe(profileKey(BASE))
+  })
+})
+
+describe('ColorScheme', () => {
+  it('is the schema\'s (a change to either does not compile: CI type-checks the tests)', () => {
+    expectTypeOf<ColorScheme>().toEqualTypeOf<SchemaColorScheme>()
   })
 })
