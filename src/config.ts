@@ -19,6 +19,8 @@ export const DEFAULT_MAX_RESPONSE_BYTES = 16 * 1024 * 1024
 export const DEFAULT_CACHE_MAX_ENTRY_BYTES = 4 * 1024 * 1024
 /** CACHE_MEMORY_BYTES when unset: what the in-process store's cache entries may hold in all, bytes. */
 export const DEFAULT_CACHE_MEMORY_BYTES = 256 * 1024 * 1024
+/** Bytes the media probe's ranged GET reads of a file (MAX_PROBE_BYTES): enough for any image's dimensions. */
+export const DEFAULT_PROBE_BYTES = 64 * 1024
 /** MAX_REDIRECTS when unset: the redirects a load may follow before EMAXREDIRECTS. */
 export const DEFAULT_MAX_REDIRECTS = 10
 
@@ -294,7 +296,7 @@ export function loadConfig (env: Env = {}): Readonly<Config> {
     maxResponseBytes: integer(env, 'MAX_RESPONSE_BYTES', DEFAULT_MAX_RESPONSE_BYTES, 1024, 1024 * 1024 * 1024),
     cacheMaxEntryBytes: integer(env, 'CACHE_MAX_ENTRY_BYTES', DEFAULT_CACHE_MAX_ENTRY_BYTES, 0, 512 * 1024 * 1024),
     cacheMemoryBytes: integer(env, 'CACHE_MEMORY_BYTES', DEFAULT_CACHE_MEMORY_BYTES, 1024 * 1024, 64 * 1024 * 1024 * 1024),
-    maxProbeBytes: integer(env, 'MAX_PROBE_BYTES', 64 * 1024, 1024, 16 * 1024 * 1024),
+    maxProbeBytes: integer(env, 'MAX_PROBE_BYTES', DEFAULT_PROBE_BYTES, 1024, 16 * 1024 * 1024),
     maxRedirects: integer(env, 'MAX_REDIRECTS', DEFAULT_MAX_REDIRECTS, 0, 100),
     dns: Object.freeze({ servers: Object.freeze(dnsServers(env, 'DNS_SERVERS')), timeoutMs: duration(env, 'DNS_TIMEOUT', 3_000) }),
     maxFullPageHeight: integer(env, 'MAX_FULLPAGE_HEIGHT', 16_384, 100, 16_384),

@@ -20,6 +20,7 @@ import { createAdblockLoader, type AdblockLoader } from './adblock/index.ts'
 import { createLighthouseRunner, type LighthouseRunner } from './browser/lighthouse/index.ts'
 import { createMetrics, type ServiceMetrics } from './metrics.ts'
 import { serviceVersion } from './version.ts'
+import { createPipeline, type Pipeline } from './pipeline/index.ts'
 
 export interface AppContext {
   config: Readonly<Config>
@@ -46,6 +47,8 @@ export interface AppContext {
   background: Set<Promise<unknown>>
   /** Set while shutting down: /ready answers 503. */
   closing: boolean
+  /** GET /'s use case (src/pipeline/), built once from the components above that it names. */
+  pipeline: Pipeline
 }
 
 export interface ContextOverrides {
@@ -97,6 +100,24 @@ export async function createContext (config: Readonly<Config>, log: Logger, over
     log,
     proxyCa: overrides.proxyCa
   })
+  const metrics = createMetrics({ browserStats: () => browser.stats(), version: serviceVersion() })
+  const adblock = createAdblockLoader()
+  const background = new Set<Promise<unknown>>()
+  const pipeline = createPipeline({
+    cache,
+    flights,
+    http,
+    guard,
+    reader,
+    browser,
+    adblock,
+    storage,
+    oembed,
+    lighthouse,
+    metrics,
+    limits: { maxHtmlBytes: config.maxHtmlBytes, maxResponseBytes: config.maxResponseBytes, maxRedirects: config.maxRedirects, maxFullPageHeight: config.maxFullPageHeight },
+    background
+  })
   return {
     config,
     log,
@@ -109,12 +130,13 @@ export async function createContext (config: Readonly<Config>, log: Logger, over
     reader,
     oembed,
     browser,
-    adblock: createAdblockLoader(),
+    adblock,
     lighthouse,
-    metrics: createMetrics({ browserStats: () => browser.stats(), version: serviceVersion() }),
+    metrics,
     verifyKey: createKeyVerifier(config.apiKeys),
-    background: new Set(),
-    closing: false
+    background,
+    closing: false,
+    pipeline
   }
 }
 

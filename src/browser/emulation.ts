@@ -19,6 +19,10 @@
 // target; the Fetch handler does not.)
 import type { BrowserContextOptions, Page } from 'playwright-core'
 
+/**
+ * The schema's ColorScheme (schemas/options.ts COLOR_SCHEMES). Not imported from there while schemas/ imports
+ * browser/devices.ts (a folder cycle); test/unit/emulation-keys.test.ts holds the two equal at compile time.
+ */
 export type ColorScheme = 'light' | 'dark' | 'no-preference'
 
 export interface Emulation {
@@ -33,6 +37,17 @@ export interface Emulation {
   /** Forwarded headers (already validated by the query layer); names in any case. */
   extraHTTPHeaders: Record<string, string>
   locale?: string
+}
+
+/**
+ * An emulation as a job asks for it: without a user agent, the pool's default is sent, the desktop user agent of
+ * the Chromium it runs (browser/devices.ts desktopUserAgent), filled in by the pool (withDefaultUserAgent).
+ */
+export type JobEmulation = Omit<Emulation, 'userAgent'> & { userAgent?: string | undefined }
+
+/** The job's emulation with the pool's default user agent where it names none. */
+export function withDefaultUserAgent (emulation: JobEmulation, defaultUserAgent: string): Emulation {
+  return emulation.userAgent === undefined ? { ...emulation, userAgent: defaultUserAgent } : emulation as Emulation
 }
 
 /** Request headers never forwarded: framing, connection management and the proxy's. */
@@ -72,12 +87,20 @@ export function effectiveUserAgent (emulation: Emulation): string {
   return splitForwardedHeaders(emulation.extraHTTPHeaders).userAgent ?? emulation.userAgent
 }
 
+/**
+ * A context's key, made of every field of its options (nested objects too, in any order), so a setting added to
+ * contextOptionsFor is part of the key without being named twice: contexts of different settings are never shared.
+ */
+export function contextKeyOf (options: BrowserContextOptions): string {
+  return JSON.stringify(options, (_name, value: unknown) =>
+    typeof value === 'object' && value !== null && !Array.isArray(value)
+      ? Object.fromEntries(Object.entries(value).sort(([a], [b]) => a < b ? -1 : a > b ? 1 : 0))
+      : value)
+}
+
 /** The part of an Emulation that lives in the context: equal keys may share a context, different ones may not. */
 export function profileKey (emulation: Emulation): string {
-  return JSON.stringify([
-    emulation.viewport.width, emulation.viewport.height, emulation.deviceScaleFactor, emulation.isMobile,
-    emulation.hasTouch, effectiveUserAgent(emulation), emulation.javaScriptEnabled, emulation.locale ?? null
-  ])
+  return contextKeyOf(contextOptionsFor(emulation))
 }
 
 /** Playwright context options for an Emulation's profile (the pool adds proxy, downloads and service workers). */

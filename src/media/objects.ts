@@ -5,6 +5,7 @@ import prettyBytes from 'pretty-bytes'
 import type { Logger } from 'pino'
 import type { Probe, ProbeResult } from '../net/types.ts'
 import { toHttpUrl } from '../util/url.ts'
+import { DEFAULT_PROBE_BYTES } from '../config.ts'
 import { CONTENT_TYPE_EXTENSIONS } from './content-types.ts'
 import { readAvDetails, readAvDetailsOf, type AvDetails } from './av.ts'
 
@@ -35,7 +36,7 @@ export interface SniffedImage extends Dimensions {
 }
 
 /** A probe reads at most this much (the guarded client's default). */
-export const PROBE_BYTES = 64 * 1024
+export const PROBE_BYTES = DEFAULT_PROBE_BYTES
 /** An SVG must be read whole to be checked for script; one re-probe reads up to this much. */
 export const SVG_CHECK_BYTES = 1024 * 1024
 

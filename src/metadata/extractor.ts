@@ -28,6 +28,7 @@ import {
   type MediaKind,
   type MediaObject
 } from '../media/objects.ts'
+import { isHtml, SNIFFABLE_TYPES } from '../media/content-kind.ts'
 import { guardAuthorRules, jsonLdAuthorRules, twitterCreatorRules } from './rules/author.ts'
 import { createPickFn, createResolveFaviconUrl, createRootFaviconRule, originFaviconRule, type LogoScraper } from './rules/favicon.ts'
 import { guardMediaRules, guardTextRules, guardUrlRules } from './rules/guards.ts'
@@ -227,34 +228,19 @@ function describeMediaTarget (input: ExtractInput, kind: 'image' | 'video' | 'au
   return result
 }
 
-const HTML_TYPES = new Set(['text/html', 'application/xhtml+xml'])
-const SNIFFABLE_TYPES = new Set(['', 'application/octet-stream', 'binary/octet-stream', 'application/unknown'])
-
 export function classifyTarget (headers: Record<string, string>, body: Buffer): TargetKind {
+  if (isHtml(headers['content-type'], body)) return 'html'
   const mime = mimeOf(headers['content-type'])
-  if (HTML_TYPES.has(mime)) return 'html'
   if (mime.startsWith('image/')) return 'image'
   if (mime.startsWith('video/')) return 'video'
   if (mime.startsWith('audio/')) return 'audio'
-  if (SNIFFABLE_TYPES.has(mime)) {
-    if (looksLikeHtml(body)) return 'html'
-    if (sniffImage(body.subarray(0, PROBE_BYTES)) !== null) return 'image'
-  }
+  if (SNIFFABLE_TYPES.has(mime) && sniffImage(body.subarray(0, PROBE_BYTES)) !== null) return 'image'
   return 'other'
-}
-
-// The tags the WHATWG MIME sniffing algorithm takes as HTML, each followed by a space or `>`.
-const HTML_SIGNATURE = /^<(?:!doctype html|html|head|script|iframe|h1|div|font|table|a|style|title|b|body|br|p|!--)[\s>]/i
-
-function looksLikeHtml (body: Buffer): boolean {
-  const head = body.subarray(0, 512).toString('latin1').replace(/^\uFEFF|^\u00EF\u00BB\u00BF/, '').trimStart()
-  return HTML_SIGNATURE.test(head)
 }
 
 /** The text of an HTML response's first bytes, or null when it is not HTML (root-domain favicon step). */
 function htmlOf (body: Buffer, headers: Record<string, string>, maxBytes: number): string | null {
-  const mime = mimeOf(headers['content-type'])
-  if (!HTML_TYPES.has(mime) && !(SNIFFABLE_TYPES.has(mime) && looksLikeHtml(body))) return null
+  if (!isHtml(headers['content-type'], body)) return null
   // Another page than the target, parsed by metascraper from this text: held to the same DOM bounds.
   return boundMarkup(decodeHtml(body, headers['content-type'], maxBytes))
 }

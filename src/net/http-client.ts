@@ -9,7 +9,7 @@ import { pipeline } from 'node:stream'
 import type { Readable, Transform } from 'node:stream'
 import zlib from 'node:zlib'
 import { AppError, isAppError } from '../errors.ts'
-import { DEFAULT_MAX_REDIRECTS } from '../config.ts'
+import { DEFAULT_MAX_REDIRECTS, DEFAULT_PROBE_BYTES } from '../config.ts'
 import type { AddressGuard } from './guard.ts'
 import { createDispatchers } from './connectors.ts'
 import { currentEgress } from './egress-scope.ts'
@@ -31,7 +31,6 @@ export interface HttpClientOptions {
 }
 
 const REDIRECT_STATUSES: ReadonlySet<number> = new Set([301, 302, 303, 307, 308])
-const DEFAULT_PROBE_BYTES = 64 * 1024
 const DEFAULT_ACCEPT = 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8'
 /** Content codings fetchPage asks for and decodes; more than this many layers is not decoded. */
 const ACCEPT_ENCODING = 'gzip, deflate, br'

@@ -4,14 +4,16 @@
 // entry.
 import { randomUUID } from 'node:crypto'
 import type { Logger } from 'pino'
-import type { AppContext } from '../context.ts'
+import type { AddressGuard } from '../net/guard.ts'
+import type { ServiceMetrics } from '../metrics.ts'
+import type { PageReader } from '../reader/index.ts'
 import type { ExtractOptions } from '../schemas/options.ts'
 import type { CacheEntry, Envelope, LoadedBy, Fresh } from '../cache/entries.ts'
-import { groupOptions, type OutputOptions } from '../schemas/option-groups.ts'
+import { groupOptions, type OptionGroups, type OutputOptions } from '../schemas/option-groups.ts'
 import { loadModeOf, readsPage as readsPageOf } from './prerender.ts'
-import { loadTarget, type Loaded } from './load.ts'
+import { loadTarget, type LoadDeps, type Loaded } from './load.ts'
 import type { PageReadTask } from '../reader/index.ts'
-import { enrich, type Extraction } from './enrichers/index.ts'
+import { enrich, type EnrichDeps, type Extraction } from './enrichers/index.ts'
 import { runWithEgress, type EgressScope } from '../net/egress-scope.ts'
 import { parseUpstreamProxy, resolveProxy } from '../net/proxy-tunnel.ts'
 import { recompressFiles } from '../media/png-recompress.ts'
@@ -22,6 +24,14 @@ const AV_KINDS = ['video', 'audio'] as const
 
 /** Results whose target answered 5xx are cached for one minute at most (docs/api.md §7). */
 const SERVER_ERROR_TTL_MS = 60_000
+
+/** What one computation uses: loading's and the enrichers' parts, the page reader, the guard (for `proxy` too). */
+export type ComputeDeps = LoadDeps & EnrichDeps & {
+  readonly guard: AddressGuard
+  readonly reader: Pick<PageReader, 'read'>
+  readonly metrics: Pick<ServiceMetrics, 'fetchMode' | 'fetchDuration' | 'renderDuration'>
+  readonly limits: { readonly maxResponseBytes: number }
+}
 
 export interface Computed {
   entry: CacheEntry
@@ -38,18 +48,20 @@ export interface ComputeRun {
   deadline: number
 }
 
-export async function computeEntry (ctx: AppContext, options: ExtractOptions, run: ComputeRun): Promise<Computed> {
+export async function computeEntry (deps: ComputeDeps, options: ExtractOptions, run: ComputeRun): Promise<Computed> {
   // The proxy's own host passes the guard before anything is loaded (docs/api.md §10); every connection through
   // it checks it again on the socket it opens (net/proxy-tunnel.ts).
-  if (options.proxy !== undefined) await resolveProxy(ctx.guard, parseUpstreamProxy(options.proxy))
+  if (options.proxy !== undefined) await resolveProxy(deps.guard, parseUpstreamProxy(options.proxy))
   // This computation's own scope: whether the proxy carried one of ITS requests decides the `-proxy` suffix.
   const scope: EgressScope = { proxy: options.proxy, carried: false }
-  return await runWithEgress(scope, async () => await compute(ctx, options, run, scope))
+  return await runWithEgress(scope, async () => await compute(deps, options, run, scope))
 }
 
-async function compute (ctx: AppContext, options: ExtractOptions, run: ComputeRun, scope: EgressScope): Promise<Computed> {
-  const { target, outputs, cache, reply } = groupOptions(options)
-  const mode = loadModeOf(options)
+async function compute (deps: ComputeDeps, options: ExtractOptions, run: ComputeRun, scope: EgressScope): Promise<Computed> {
+  // Grouped once: each stage below is handed the groups it reads.
+  const groups: OptionGroups = groupOptions(options)
+  const { target, outputs, cache, reply } = groups
+  const mode = loadModeOf(options, groups)
   let envelope: Envelope
   let loadedBy: LoadedBy
   let fetchTime = 0
@@ -62,11 +74,11 @@ async function compute (ctx: AppContext, options: ExtractOptions, run: ComputeRu
   const readsPage = readsPageOf(options)
   if (!readsPage && mode !== 'prerender') {
     // Nothing needs the page: no fetch at all, but the target is still resolved and checked.
-    await ctx.guard.assertUrlResolvesAllowed(new URL(target.url))
+    await deps.guard.assertUrlResolvesAllowed(new URL(target.url))
     envelope = { status: 'success', data: extraction.data, statusCode: null, headers: {}, redirects: [] }
     loadedBy = 'skipped'
   } else {
-    const loaded = await loadTarget(ctx, options, mode, { ...run, readsPage })
+    const loaded = await loadTarget(deps, groups, mode, { ...run, readsPage })
     fetchTime = loaded.fetchTime
     if (loaded.gaveUp.length > 0) gaveUp = loaded.gaveUp
     run.timings.fetch = fetchTime
@@ -81,7 +93,7 @@ async function compute (ctx: AppContext, options: ExtractOptions, run: ComputeRu
     const te = performance.now()
     // Read once, off the event loop (src/reader/): the metadata, video/audio, the rules (their fields override
     // metadata fields of the same name), the technologies and the oEmbed links, from one parsed document.
-    const read = readsPage ? await ctx.reader.read(readTaskOf(outputs, loaded, ctx.config.maxHtmlBytes), run) : undefined
+    const read = readsPage ? await deps.reader.read(readTaskOf(outputs, loaded, deps.limits.maxHtmlBytes), run) : undefined
     if (read !== undefined) {
       extraction.data = read.data
       if (read.rulesTime !== undefined) run.timings.rules = read.rulesTime
@@ -92,7 +104,7 @@ async function compute (ctx: AppContext, options: ExtractOptions, run: ComputeRu
     if (generated !== undefined) extraction.generated = await generated
 
     await enrich(extraction, {
-      ctx,
+      deps,
       outputs,
       reply,
       page: {
@@ -121,11 +133,11 @@ async function compute (ctx: AppContext, options: ExtractOptions, run: ComputeRu
   }
 
   const fetchMode = scope.carried ? `${loadedBy}-proxy` as const : loadedBy
-  ctx.metrics.fetchMode(fetchMode)
+  deps.metrics.fetchMode(fetchMode)
   const body = JSON.stringify(envelope)
   // The answer's own size (MAX_RESPONSE_BYTES): the page's values and the rules were bounded as they were read.
-  if (Buffer.byteLength(body) > ctx.config.maxResponseBytes) {
-    throw new AppError('ETOOLARGE', { data: { data: `The answer is over MAX_RESPONSE_BYTES (${ctx.config.maxResponseBytes} bytes).` } })
+  if (Buffer.byteLength(body) > deps.limits.maxResponseBytes) {
+    throw new AppError('ETOOLARGE', { data: { data: `The answer is over MAX_RESPONSE_BYTES (${deps.limits.maxResponseBytes} bytes).` } })
   }
   const entry: CacheEntry = {
     meta: {

@@ -1,9 +1,15 @@
 // Loading the target without a browser: one guarded GET (docs/api.md §3.6 prerender=false/auto).
-import type { AppContext } from '../context.ts'
+import type { HttpClient } from '../net/types.ts'
 import type { TargetOptions } from '../schemas/option-groups.ts'
 import type { FetchPageResult } from '../net/types.ts'
 import { AppError } from '../errors.ts'
-import { isHtml } from './prerender.ts'
+import { isHtml } from '../media/content-kind.ts'
+
+/** What the plain GET uses: the guarded client, and MAX_HTML_BYTES. */
+export interface FetchDeps {
+  readonly http: Pick<HttpClient, 'fetchPage'>
+  readonly limits: { readonly maxHtmlBytes: number }
+}
 
 /** The errors of bodies over the limit, so prerender=auto does not hand them to the browser. */
 const tooLarge = new WeakSet<AppError>()
@@ -14,14 +20,14 @@ export function isBodyTooLarge (err: unknown): boolean {
 }
 
 /**
- * Reads at most `config.maxHtmlBytes` (MAX_HTML_BYTES, 10 MiB by default), and the read stopping there closes the
+ * Reads at most `limits.maxHtmlBytes` (MAX_HTML_BYTES, 10 MiB by default), and the read stopping there closes the
  * connection to the target. An HTML body with more is refused (400 EINVALURL, `data.url` saying so); any other
  * content keeps its head, which is all its metadata needs (type, size and dimensions come from the headers and the
  * first bytes).
  */
-export async function fetchTarget (ctx: AppContext, target: Pick<TargetOptions, 'url' | 'headers'>, signal: AbortSignal): Promise<FetchPageResult> {
-  const maxBytes = ctx.config.maxHtmlBytes
-  const page = await ctx.http.fetchPage(target.url, {
+export async function fetchTarget ({ http, limits }: FetchDeps, target: Pick<TargetOptions, 'url' | 'headers'>, signal: AbortSignal): Promise<FetchPageResult> {
+  const maxBytes = limits.maxHtmlBytes
+  const page = await http.fetchPage(target.url, {
     signal,
     maxBytes,
     headers: { ...target.headers }

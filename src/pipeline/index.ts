@@ -1,12 +1,14 @@
 // The use case of GET /: cache lookup, single flight, computation, cache write (docs/api.md §1.4 steps 7-10).
-// Reads like a table of contents; each stage lives in its own module.
+// Reads like a table of contents; each stage lives in its own module. Built once (createPipeline) from the
+// components it names (deps.ts); each stage is handed only its part of them, and the request's options by group.
 import type { Logger } from 'pino'
-import type { AppContext } from '../context.ts'
+import type { PipelineDeps } from './deps.ts'
 import type { ExtractOptions } from '../schemas/options.ts'
 import { AppError } from '../errors.ts'
 import { judge, type CacheEntry, type CacheRead, type Served } from '../cache/entries.ts'
 
 export type { Served } from '../cache/entries.ts'
+export type { PipelineDeps, PipelineLimits } from './deps.ts'
 import { cacheKeyOf } from '../cache/key.ts'
 import { abortable, createDeadline } from '../util/abort.ts'
 import { computeEntry, type Computed } from './compute.ts'
@@ -29,7 +31,25 @@ export interface ServeOptions {
 const LOCK_MARGIN_MS = 2000
 const lockTtlOf = (options: ExtractOptions): number => options.timeout + LOCK_MARGIN_MS
 
-export async function serveExtract (ctx: AppContext, options: ExtractOptions, run: ServeOptions): Promise<Served> {
+/** What routes call: the pipeline's use cases, bound to its components. */
+export interface Pipeline {
+  /** Serves a request: the cache, the single flight, a computation on a miss (docs/api.md §1.4 steps 7-10). */
+  serve (options: ExtractOptions, run: ServeOptions): Promise<Served>
+  /** The entry held in process when it is a fresh HIT for these options (heldHit below). */
+  heldHit (options: ExtractOptions, key: string): CacheEntry | undefined
+  /** A HIT answered from the entry held in process, or undefined (serveHeld below). */
+  serveHeld (options: ExtractOptions, key: string): Served | undefined
+}
+
+export function createPipeline (deps: PipelineDeps): Pipeline {
+  return {
+    serve: async (options, run) => await serveExtract(deps, options, run),
+    heldHit: (options, key) => heldHit(deps, options, key),
+    serveHeld: (options, key) => serveHeld(deps, options, key)
+  }
+}
+
+async function serveExtract (deps: PipelineDeps, options: ExtractOptions, run: ServeOptions): Promise<Served> {
   const key = run.cacheKey ?? cacheKeyOf(options)
   const timings: Record<string, number> = {}
   const startedAt = Date.now()
@@ -39,32 +59,32 @@ export async function serveExtract (ctx: AppContext, options: ExtractOptions, ru
 
   if (!options.force) {
     const t = performance.now()
-    const read = await readCacheSafely(ctx, key, lockTtl, run.log)
+    const read = await readCacheSafely(deps, key, lockTtl, run.log)
     const cached = read.entry
     claim = read.lock
     timings.cache = performance.now() - t
     if (cached !== undefined) {
       const verdict = judge(cached, options.staleTtl, Date.now())
       if (verdict.kind === 'hit') {
-        ctx.metrics.cache('HIT')
+        deps.metrics.cache('HIT')
         return { entry: cached, status: 'HIT', timings }
       }
       if (verdict.kind === 'stale') {
-        refreshInBackground(ctx, key, options, run.log)
-        ctx.metrics.cache('STALE')
+        refreshInBackground(deps, key, options, run.log)
+        deps.metrics.cache('STALE')
         return { entry: cached, status: 'STALE', timings }
       }
     }
   }
 
   const status: 'MISS' | 'BYPASS' = options.force ? 'BYPASS' : 'MISS'
-  const flight = await ctx.flights.run(
+  const flight = await deps.flights.run(
     key,
-    (signal, lock) => computeAndStore(ctx, key, options, { ...run, signal, status, timings }, lock),
+    (signal, lock) => computeAndStore(deps, key, options, { ...run, signal, status, timings }, lock),
     { signal: run.signal, lockTtl, since: startedAt, claim }
   )
   const served = flight.computedHere ? status : flight.entry.meta.status
-  ctx.metrics.cache(served)
+  deps.metrics.cache(served)
   return { entry: flight.entry, ...(flight.computed === undefined ? {} : { fresh: flight.computed.fresh }), status: served, timings }
 }
 
@@ -72,9 +92,9 @@ export async function serveExtract (ctx: AppContext, options: ExtractOptions, ru
  * The entry held in process (the hot copy) when it is a fresh HIT for these options, synchronously: no store round
  * trip and nothing to wait for. Undefined when there is no such copy (force, none held, stale or expired).
  */
-export function heldHit (ctx: AppContext, options: ExtractOptions, key: string): CacheEntry | undefined {
+function heldHit (deps: Pick<PipelineDeps, 'cache'>, options: ExtractOptions, key: string): CacheEntry | undefined {
   if (options.force) return undefined
-  const held = ctx.cache.held(key)
+  const held = deps.cache.held(key)
   return held === undefined || judge(held, options.staleTtl, Date.now()).kind !== 'hit' ? undefined : held
 }
 
@@ -83,16 +103,16 @@ export function heldHit (ctx: AppContext, options: ExtractOptions, key: string):
  * none (heldHit): serveExtract then decides as usual. Not counted in the metrics: the caller counts the hit it
  * answers, which may come after a step that refuses the request (POST /mcp looks first, then counts the quota).
  */
-export function serveHeld (ctx: AppContext, options: ExtractOptions, key: string): Served | undefined {
+function serveHeld (deps: Pick<PipelineDeps, 'cache'>, options: ExtractOptions, key: string): Served | undefined {
   const t = performance.now()
-  const held = heldHit(ctx, options, key)
+  const held = heldHit(deps, options, key)
   if (held === undefined) return undefined
   return { entry: held, status: 'HIT', timings: { cache: performance.now() - t } }
 }
 
-async function readCacheSafely (ctx: AppContext, key: string, lockTtl: number, log: Logger): Promise<CacheRead> {
+async function readCacheSafely (deps: PipelineDeps, key: string, lockTtl: number, log: Logger): Promise<CacheRead> {
   try {
-    return await ctx.flights.read(key, { lockTtl })
+    return await deps.flights.read(key, { lockTtl })
   } catch (err) {
     // A store that is away makes every request a miss rather than an error (and the flight then computes without
     // the lock, as the store refuses it too).
@@ -102,13 +122,13 @@ async function readCacheSafely (ctx: AppContext, key: string, lockTtl: number, l
 }
 
 async function computeAndStore (
-  ctx: AppContext,
+  deps: PipelineDeps,
   key: string,
   options: ExtractOptions,
   run: ServeOptions & { status: 'MISS' | 'BYPASS', timings: Record<string, number> },
   lock: FlightLock | undefined
 ): Promise<Computed> {
-  const computed = await abortable(computeEntry(ctx, options, { ...run, cacheKey: key, deadline: run.deadline ?? Date.now() + options.timeout }), run.signal)
+  const computed = await abortable(computeEntry(deps, options, { ...run, cacheKey: key, deadline: run.deadline ?? Date.now() + options.timeout }), run.signal)
   const { incomplete } = computed.entry.meta
   if (incomplete !== undefined) {
     // Taken as loaded: another request, with more time, may get more. Nothing is written, the entry there (if any)
@@ -119,7 +139,7 @@ async function computeAndStore (
   const t = performance.now()
   try {
     // With the flight's lock, released in the same round trip.
-    await ctx.cache.write(key, computed.entry, lock)
+    await deps.cache.write(key, computed.entry, lock)
   } catch (err) {
     logStoreFailure(run.log, err, 'cache write failed')
   }
@@ -128,18 +148,18 @@ async function computeAndStore (
 }
 
 /** One background recomputation per key (the single flight dedupes), with its own deadline. */
-function refreshInBackground (ctx: AppContext, key: string, options: ExtractOptions, log: Logger): void {
+function refreshInBackground (deps: PipelineDeps, key: string, options: ExtractOptions, log: Logger): void {
   const deadline = createDeadline(options.timeout, () => new AppError('ETIMEOUT'))
-  const task = ctx.flights.run(
+  const task = deps.flights.run(
     key,
-    (signal, lock) => computeAndStore(ctx, key, options, { signal, log, status: 'MISS', timings: {} }, lock),
+    (signal, lock) => computeAndStore(deps, key, options, { signal, log, status: 'MISS', timings: {} }, lock),
     { signal: deadline.signal, lockTtl: lockTtlOf(options), since: Date.now() }
   ).then(
     () => { log.debug('stale entry refreshed') },
     (err: unknown) => { log.warn({ err }, 'background refresh failed') }
   ).finally(() => {
     deadline.dispose()
-    ctx.background.delete(task)
+    deps.background.delete(task)
   })
-  ctx.background.add(task)
+  deps.background.add(task)
 }

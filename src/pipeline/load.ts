@@ -1,15 +1,19 @@
 // Loading the target for one computation (docs/api.md §3.6): a plain GET, the browser, or (`prerender=auto`) a
 // GET that hands over to the browser when it fails or the HTML looks client-rendered.
 import type { Logger } from 'pino'
-import type { AppContext } from '../context.ts'
-import type { ExtractOptions } from '../schemas/options.ts'
+import type { ServiceMetrics } from '../metrics.ts'
+import type { OptionGroups } from '../schemas/option-groups.ts'
 import type { FetchPageResult } from '../net/types.ts'
 import { endToEndHeaders } from '../net/headers.ts'
 import { AppError } from '../errors.ts'
 import { createDeadline, throwIfAborted, type Deadline } from '../util/abort.ts'
-import { fetchTarget, isBodyTooLarge } from './fetch.ts'
-import { isHtml, looksClientRendered, type LoadMode } from './prerender.ts'
-import { renderPage, type Rendered } from './render.ts'
+import { fetchTarget, isBodyTooLarge, type FetchDeps } from './fetch.ts'
+import { isHtml } from '../media/content-kind.ts'
+import { looksClientRendered, type LoadMode } from './prerender.ts'
+import { renderPage, type RenderDeps, type Rendered } from './render.ts'
+
+/** What loading uses: the plain GET's and the browser's parts, and the two durations it measures. */
+export type LoadDeps = FetchDeps & RenderDeps & { readonly metrics: Pick<ServiceMetrics, 'fetchDuration' | 'renderDuration'> }
 
 /** What loading needs of the computation: its signal and deadline, and where to log. */
 export interface LoadRun {
@@ -59,29 +63,32 @@ function fromRender (rendered: Rendered): Loaded {
   }
 }
 
-async function render (ctx: AppContext, options: ExtractOptions, run: LoadRun): Promise<Loaded> {
+/** The request's options, by group, as loading reads them. */
+export type LoadGroups = Pick<OptionGroups, 'target' | 'emulation' | 'steps' | 'outputs'>
+
+async function render (deps: LoadDeps, groups: LoadGroups, run: LoadRun): Promise<Loaded> {
   const t = performance.now()
   try {
-    const rendered = await renderPage(ctx, options, run.signal, run.deadline, run.timings, run.readsPage !== false)
-    ctx.metrics.renderDuration((performance.now() - t) / 1000, 'ok')
+    const rendered = await renderPage(deps, groups, run.signal, run.deadline, run.timings, run.readsPage !== false)
+    deps.metrics.renderDuration((performance.now() - t) / 1000, 'ok')
     return fromRender(rendered)
   } catch (err) {
-    ctx.metrics.renderDuration((performance.now() - t) / 1000, 'error')
+    deps.metrics.renderDuration((performance.now() - t) / 1000, 'error')
     throw err
   }
 }
 
-async function fetchWithin (ctx: AppContext, options: ExtractOptions, signal: AbortSignal): Promise<Loaded> {
+async function fetchWithin (deps: LoadDeps, groups: LoadGroups, signal: AbortSignal): Promise<Loaded> {
   const t = performance.now()
   let page: FetchPageResult
   try {
-    page = await fetchTarget(ctx, options, signal)
+    page = await fetchTarget(deps, groups.target, signal)
   } catch (err) {
-    ctx.metrics.fetchDuration((performance.now() - t) / 1000, 'error')
+    deps.metrics.fetchDuration((performance.now() - t) / 1000, 'error')
     throw err
   }
   const elapsed = performance.now() - t
-  ctx.metrics.fetchDuration(elapsed / 1000, 'ok')
+  deps.metrics.fetchDuration(elapsed / 1000, 'ok')
   return fromFetch(page, elapsed)
 }
 
@@ -94,16 +101,16 @@ function thirdOfBudget (run: LoadRun): Deadline {
   )
 }
 
-export async function loadTarget (ctx: AppContext, options: ExtractOptions, mode: LoadMode, run: LoadRun): Promise<Loaded> {
-  if (mode === 'fetch') return await fetchWithin(ctx, options, run.signal)
-  if (mode === 'prerender') return await render(ctx, options, run)
+export async function loadTarget (deps: LoadDeps, groups: LoadGroups, mode: LoadMode, run: LoadRun): Promise<Loaded> {
+  if (mode === 'fetch') return await fetchWithin(deps, groups, run.signal)
+  if (mode === 'prerender') return await render(deps, groups, run)
 
   // auto: a plain GET first; the browser takes over when it fails or the HTML looks client-rendered.
   const share = thirdOfBudget(run)
   let fetched: Loaded | undefined
   let fetchError: unknown
   try {
-    fetched = await fetchWithin(ctx, options, share.signal)
+    fetched = await fetchWithin(deps, groups, share.signal)
   } catch (err) {
     fetchError = err
   } finally {
@@ -122,7 +129,7 @@ export async function loadTarget (ctx: AppContext, options: ExtractOptions, mode
   }
 
   try {
-    const rendered = await render(ctx, options, run)
+    const rendered = await render(deps, groups, run)
     // The browser's result is kept unless it is worse: a failure, or >= 400 where the GET got < 400.
     if (fetched !== undefined && rendered.statusCode >= 400 && fetched.statusCode < 400) return fetched
     return rendered

@@ -1,11 +1,24 @@
 // prerender=auto (docs/api.md §3.6): a plain GET unless something needs the browser, and the browser takes
 // over when the GET fails or its HTML looks client-rendered. Pure decisions, no I/O.
 import type { ExtractOptions } from '../schemas/options.ts'
-import { BROWSER_NEEDS, PAGE_READERS } from '../schemas/derived.ts'
+import { PAGE_READERS } from '../schemas/derived.ts'
+import { groupOptions, type OptionGroups } from '../schemas/option-groups.ts'
+import { PAGE_STEPS } from '../browser/steps/index.ts'
+import { PRODUCERS } from '../browser/producers/index.ts'
+import { ENRICHERS } from './enrichers/index.ts'
+import { loadOptionsOf } from './page-options.ts'
 
-/** Whether any parameter asked for needs a real browser, whatever `prerender` says (the table's `browser` tests). */
-export function needsBrowser (options: ExtractOptions): boolean {
-  return BROWSER_NEEDS.some(({ when }) => when(options))
+/**
+ * Whether anything asked for needs a real browser, whatever `prerender` says: said by the units that do the work (a
+ * page step's, a producer's or an enricher's `needsBrowser`), not by a second list. The parameter table's `browser`
+ * notes, which the docs show, are held against this in test/unit/browser-needs.test.ts.
+ */
+export function needsBrowser (options: ExtractOptions, groups: OptionGroups = groupOptions(options)): boolean {
+  const { outputs } = groups
+  if (PRODUCERS.some((producer) => producer.needsBrowser && producer.settings(outputs) !== false)) return true
+  if (ENRICHERS.some((enricher) => enricher.needsBrowser?.(outputs) === true)) return true
+  const load = loadOptionsOf(groups)
+  return PAGE_STEPS.some((step) => step.needsBrowser === true ? step.applies(load) : step.needsBrowser?.(load) === true)
 }
 
 /** Whether anything asked for reads the loaded page (the table's `readsPage` tests); if not, nothing is fetched. */
@@ -16,18 +29,10 @@ export function readsPage (options: ExtractOptions): boolean {
 export type LoadMode = 'fetch' | 'prerender' | 'auto'
 
 /** How the page will be loaded first: always the browser, never, or a GET that may hand over. */
-export function loadModeOf (options: ExtractOptions): LoadMode {
-  if (options.prerender === true || needsBrowser(options)) return 'prerender'
+export function loadModeOf (options: ExtractOptions, groups: OptionGroups = groupOptions(options)): LoadMode {
+  if (options.prerender === true || needsBrowser(options, groups)) return 'prerender'
   if (options.prerender === false) return 'fetch'
   return 'auto'
-}
-
-const HTML_TYPE = /^\s*(text\/html|application\/xhtml\+xml)\b/i
-
-export function isHtml (contentType: string | undefined, body: Buffer): boolean {
-  if (contentType !== undefined && contentType !== '') return HTML_TYPE.test(contentType)
-  const head = body.subarray(0, 512).toString('latin1').trimStart().toLowerCase()
-  return head.startsWith('<!doctype html') || head.startsWith('<html')
 }
 
 /** Reads at most this much of the HTML for the heuristics: enough for any head and a body's start. */

@@ -2,18 +2,28 @@
 // is held only for browser work; extraction and storing the files happen after it is released. Each part of the
 // browser work gets its own group of options: the emulation for the context, the steps for the page, the outputs
 // for the producers; the browser never sees the cache or reply options.
-import type { AppContext } from '../context.ts'
-import { someRule, type ExtractOptions } from '../schemas/options.ts'
-import type { EmulationOptions, TargetOptions } from '../schemas/option-groups.ts'
-import { groupOptions } from '../schemas/option-groups.ts'
-import type { Emulation } from '../browser/emulation.ts'
-import { resolveDevice, desktopUserAgent } from '../schemas/devices.ts'
+import type { AddressGuard } from '../net/guard.ts'
+import type { BrowserPool } from '../browser/pool/types.ts'
+import type { AdblockLoader } from '../adblock/index.ts'
+import { loadOptionsOf } from './page-options.ts'
+import type { EmulationOptions, OptionGroups, TargetOptions } from '../schemas/option-groups.ts'
+import type { JobEmulation } from '../browser/emulation.ts'
+import { resolveDevice } from '../schemas/devices.ts'
 import { createBudget } from '../browser/page/budget.ts'
 import { changesMedia, loadPage, type LoadedPage, type LoadOptions } from '../browser/steps/index.ts'
 import { runProducers, type FileKind, type GeneratedFile, type ProducedValues } from '../browser/producers/index.ts'
 import { isRetryable, refusalError } from '../browser/errors.ts'
 import { sleep } from '../util/abort.ts'
 import { currentEgress } from '../net/egress-scope.ts'
+
+/** What rendering uses: the guard, the browser queue, the `adblock` engine, and the limits it applies in the page. */
+export interface RenderDeps {
+  readonly guard: Pick<AddressGuard, 'assertUrlResolvesAllowed'>
+  /** The browser queue; the pool fills in its own default user agent. */
+  readonly browser: Pick<BrowserPool, 'run'>
+  readonly adblock: Pick<AdblockLoader, 'get'>
+  readonly limits: { readonly maxRedirects: number, readonly maxHtmlBytes: number, readonly maxFullPageHeight: number, readonly maxResponseBytes: number }
+}
 
 export interface Rendered extends LoadedPage {
   /** ms from the start of navigation until the page was ready for extraction. */
@@ -26,7 +36,8 @@ export interface Rendered extends LoadedPage {
   values: Partial<ProducedValues>
 }
 
-export function emulationOf (emulation: EmulationOptions, headers: TargetOptions['headers'], chromiumVersion: string): Emulation {
+/** The job's emulation; without a device's or a forwarded user agent, the pool sends its own default. */
+export function emulationOf (emulation: EmulationOptions, headers: TargetOptions['headers']): JobEmulation {
   const preset = resolveDevice(emulation.device)
   const { 'user-agent': userAgentHeader, ...extraHTTPHeaders } = headers
   return {
@@ -34,8 +45,8 @@ export function emulationOf (emulation: EmulationOptions, headers: TargetOptions
     deviceScaleFactor: emulation.viewport.deviceScaleFactor,
     isMobile: emulation.viewport.isMobile,
     hasTouch: emulation.viewport.hasTouch,
-    // An explicit user-agent beats the device's (docs/api.md §13.13).
-    userAgent: userAgentHeader ?? preset?.userAgent ?? desktopUserAgent(chromiumVersion),
+    // An explicit user-agent beats the device's (docs/api.md §13.13); neither: the pool's desktop one.
+    userAgent: userAgentHeader ?? preset?.userAgent,
     javaScriptEnabled: emulation.javascript,
     colorScheme: emulation.colorScheme,
     reducedMotion: !emulation.animations,
@@ -50,34 +61,25 @@ export function emulationOf (emulation: EmulationOptions, headers: TargetOptions
  * `Rendered.captureTime`. With `serialize` false the page's HTML is not read (`html` is empty): nothing needs it.
  */
 export async function renderPage (
-  ctx: AppContext, options: ExtractOptions, signal: AbortSignal, deadline: number, timings: Record<string, number> = {},
-  serialize = true
+  deps: RenderDeps, groups: Pick<OptionGroups, 'target' | 'emulation' | 'steps' | 'outputs'>, signal: AbortSignal, deadline: number,
+  timings: Record<string, number> = {}, serialize = true
 ): Promise<Rendered> {
-  const { target, emulation, steps, outputs } = groupOptions(options)
-  const load: LoadOptions = {
-    ...steps,
-    url: target.url,
-    timeout: target.timeout,
-    javascript: emulation.javascript,
-    mediaType: emulation.mediaType,
-    animations: emulation.animations,
-    adblock: emulation.adblock,
-    formValues: someRule(outputs.data, (rule) => Array.isArray(rule.attr) && rule.attr.includes('val')),
-    prints: outputs.pdf !== false
-  }
+  const { target, emulation, outputs } = groups
+  const { guard, browser, adblock, limits } = deps
+  const load: LoadOptions = loadOptionsOf(groups)
   // The target's own address is checked before queueing (docs/api.md §1.4 steps 8-9); the egress layer
   // checks it again, with everything else the page loads, on the connection actually made.
   const tg = performance.now()
-  await ctx.guard.assertUrlResolvesAllowed(new URL(target.url))
+  await guard.assertUrlResolvesAllowed(new URL(target.url))
   timings.guard = performance.now() - tg
-  const contextEmulation = emulationOf(emulation, target.headers, await ctx.browser.chromiumVersion())
+  const contextEmulation = emulationOf(emulation, target.headers)
   const scope = currentEgress()
   // `adblock` (docs/browser.md#adblock): the pool filters the job's requests and runs the consent script, the
   // page steps hide what is left.
-  const adblocker = emulation.adblock ? await ctx.adblock.get() : undefined
+  const adblocker = emulation.adblock ? await adblock.get() : undefined
   for (let attempt = 0; ; attempt++) {
     try {
-      return await ctx.browser.run(async (page, info) => {
+      return await browser.run(async (page, info) => {
         const budget = createBudget(Math.max(1, deadline - Date.now()), info.signal)
         const t0 = performance.now()
         // A main-frame navigation the egress layer refused (any redirect hop, meta refresh or script
@@ -90,8 +92,8 @@ export async function renderPage (
         let loaded: LoadedPage
         try {
           loaded = await loadPage(page, load, budget, {
-            maxRedirects: ctx.config.maxRedirects,
-            maxHtmlBytes: ctx.config.maxHtmlBytes,
+            maxRedirects: limits.maxRedirects,
+            maxHtmlBytes: limits.maxHtmlBytes,
             timings,
             serialize,
             ...(adblocker === undefined ? {} : { adblocker })
@@ -110,8 +112,8 @@ export async function renderPage (
           budget,
           loaded,
           cdp: info.captureSession(),
-          maxImageHeight: ctx.config.maxFullPageHeight,
-          maxValueBytes: ctx.config.maxResponseBytes,
+          maxImageHeight: limits.maxFullPageHeight,
+          maxValueBytes: limits.maxResponseBytes,
           discardPage: info.discardPage,
           gaveUp: (wait) => { gaveUp.push(wait) },
           stageContext: info.stageContext

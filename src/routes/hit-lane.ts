@@ -14,7 +14,6 @@ import type { CacheEntry } from '../cache/entries.ts'
 import type { AccessLog } from '../http/access-log.ts'
 import type { ClientAddress } from '../http/client-ip.ts'
 import { headerValue, markQuotaCounted, type QuotaCounted, type ServeCore } from './serve.ts'
-import { heldHit } from '../pipeline/index.ts'
 import { audienceOf, cacheHeaderPairs, envelopeOf, getPath, JSON_TYPE, knownTextHeaders, pretty, serverTiming, type Audience } from '../http/reply.ts'
 import { NOSNIFF_HEADERS, SANDBOX_HEADERS } from '../http/security-headers.ts'
 import { declaredLength } from '../http/request-body.ts'
@@ -147,7 +146,7 @@ export function createHitLane (deps: HitLaneDeps): HitLane {
   function held (req: IncomingMessage, route: LaneRoute, raw: string): Held | undefined {
     const parsed = core.peek(raw, req.headers)
     if (parsed === undefined || !route.accepts(parsed.options)) return undefined
-    const entry = heldHit(ctx, parsed.options, parsed.cacheKey)
+    const entry = ctx.pipeline.heldHit(parsed.options, parsed.cacheKey)
     if (entry === undefined) return undefined
     const body = route.body(entry, parsed.options.embed)
     if (body === undefined) return undefined

@@ -14,7 +14,6 @@ import { createDeadline } from '../util/abort.ts'
 import { consumeQuota } from '../http/quota.ts'
 import { quotaSubject } from '../http/client-ip.ts'
 import { audienceOf, serverTiming, setCacheHeaders } from '../http/reply.ts'
-import { serveExtract, serveHeld } from '../pipeline/index.ts'
 import { createQueries, type ParsedQuery } from '../query/index.ts'
 import { runWithEgress } from '../net/egress-scope.ts'
 import { assertProxyLiteralAllowed, parseUpstreamProxy } from '../net/proxy-tunnel.ts'
@@ -134,7 +133,7 @@ export function createServeCore (ctx: AppContext, plan: Plan): ServeCore {
   // a stored file or fetch an asset, so it takes the full path; other embeds (the content endpoints' text) do not.
   function heldFor ({ options, cacheKey }: ParsedQuery): Ran | undefined {
     if (options.embed !== undefined && options.embed.split('.').at(-1) === 'url') return undefined
-    const served = serveHeld(ctx, options, cacheKey)
+    const served = ctx.pipeline.serveHeld(options, cacheKey)
     return served === undefined ? undefined : { served, options }
   }
 
@@ -170,7 +169,7 @@ export function createServeCore (ctx: AppContext, plan: Plan): ServeCore {
     try {
       // Everything fetched for this request, an embedded asset included, goes through its proxy (egress-scope.ts).
       return await runWithEgress({ proxy: options.proxy, carried: false }, async () => {
-        const served = await serveExtract(ctx, options, { signal: timer.signal, log: log as Logger, cacheKey, deadline })
+        const served = await ctx.pipeline.serve(options, { signal: timer.signal, log: log as Logger, cacheKey, deadline })
         return await answer({ served, options }, timer.signal)
       })
     } finally {

@@ -18,6 +18,7 @@ import type { BrowserPool, JobInfo } from '../../src/browser/pool/index.ts'
 import type { Emulation } from '../../src/browser/emulation.ts'
 import { BrowserError, isRetryable, toBrowserError } from '../../src/browser/errors.ts'
 import { findChromium } from '../../src/browser/chromium.ts'
+import { desktopUserAgent } from '../../src/schemas/devices.ts'
 import { startFixtureServer } from '../helpers/fixture-server.ts'
 import type { FixtureServer } from '../helpers/fixture-server.ts'
 import { crashHandlersIn, homeOf, isAlive } from '../helpers/processes.ts'
@@ -202,6 +203,15 @@ describe('scheduling', () => {
     const failing = await settled(pool.runSlot(async () => { throw new Error('slot work failed') }, { signal: AbortSignal.timeout(20_000) }))
     expect(String(failing)).toContain('slot work failed')
     await vi.waitFor(() => { expect(pool.stats().active).toBe(0) })
+  })
+
+  it('sends its own default user agent, the desktop one of the Chromium it runs, to a job that names none', async () => {
+    const { userAgent: _named, ...unnamed } = EMULATION
+    const seen = await pool.run(async (page) => await page.evaluate(() => navigator.userAgent), { signal: AbortSignal.timeout(20_000), emulation: unnamed })
+    expect(seen).toBe(desktopUserAgent(pool.chromiumVersion()))
+    expect(seen).toMatch(/Chrome\/\d+\.0\.0\.0 Safari/)
+    // A job that names one sends it.
+    expect(await job(pool, async (page) => await page.evaluate(() => navigator.userAgent))).toBe('pagecast-pool-test')
   })
 
   it('rejects a job whose signal is already aborted without running it', async () => {

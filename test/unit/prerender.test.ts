@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { isHtml, loadModeOf, looksClientRendered, needsBrowser } from '../../src/pipeline/prerender.ts'
+import { loadModeOf, looksClientRendered, needsBrowser } from '../../src/pipeline/prerender.ts'
 import { parseQuery } from '../../src/schemas/query.ts'
 
 const opts = (q: string) => parseQuery(`url=https%3A%2F%2Fexample.com%2F&${q}`, { plan: 'pro', headers: {}, maxTimeout: 28_000 })
@@ -43,14 +43,5 @@ describe('looksClientRendered', () => {
     expect(looksClientRendered('<title>App</title><body><my-app></my-app></body>')).toBe(true)
     expect(looksClientRendered('<title>App</title><body><div id="root"></div><script src="/app.js"></script></body>')).toBe(true)
     expect(looksClientRendered('<html><body><p>No title anywhere</p></body></html>')).toBe(true)
-  })
-})
-
-describe('isHtml', () => {
-  it('reads the content type, else sniffs', () => {
-    expect(isHtml('text/html; charset=utf-8', Buffer.from(''))).toBe(true)
-    expect(isHtml('application/json', Buffer.from('<html>'))).toBe(false)
-    expect(isHtml(undefined, Buffer.from('  <!DOCTYPE html><html>'))).toBe(true)
-    expect(isHtml(undefined, Buffer.from('{"a":1}'))).toBe(false)
   })
 })

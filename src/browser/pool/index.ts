@@ -12,6 +12,8 @@ import { randomUUID } from 'node:crypto'
 import { childEnvironment } from '../../config.ts'
 import { AppError } from '../../errors.ts'
 import { findChromium } from '../chromium.ts'
+import { desktopUserAgent } from '../../schemas/devices.ts'
+import { withDefaultUserAgent } from '../emulation.ts'
 import { createEgressProxy } from '../egress-proxy.ts'
 import { BrowserError, toBrowserError } from '../errors.ts'
 import { Drain } from './drain.ts'
@@ -23,7 +25,7 @@ import { Limiter } from './limiter.ts'
 import { JobRunner } from './runner.ts'
 import { Supervisor } from './supervisor.ts'
 import { abortError } from '../../util/abort.ts'
-import type { BrowserJob, BrowserPool, BrowserPoolDeps, BrowserPoolOptions, PoolCounters, PoolRunOptions, SlotRunOptions, SlotWork } from './types.ts'
+import { zeroCounters, type BrowserJob, type BrowserPool, type BrowserPoolDeps, type BrowserPoolOptions, type PoolCounters, type PoolRunOptions, type SlotRunOptions, type SlotWork } from './types.ts'
 
 export type {
   BrowserJob, BrowserPool, BrowserPoolDeps, BrowserPoolLog, BrowserPoolOptions, BrowserPoolStats, BrowserReadiness, JobInfo,
@@ -79,7 +81,7 @@ export async function createBrowserPool (options: BrowserPoolOptions, deps: Brow
   // The browser-level proxy: catches anything not created in one of our contexts. Its refusals belong to no job.
   const defaultProxy = await createEgressProxy(proxyOptions)
 
-  const counters: PoolCounters = { launches: 0, jobs: 0, contexts: 0, pages: 0, resets: 0, resetSeconds: 0 }
+  const counters: PoolCounters = zeroCounters()
   const leases = new Leases(maxIdleContexts)
   const drain = new Drain()
   const supervisor = new Supervisor({
@@ -131,7 +133,9 @@ export async function createBrowserPool (options: BrowserPoolOptions, deps: Brow
     const { signal } = runOptions
     if (supervisor.closing) return Promise.reject(busyError('The browser is shutting down.'))
     if (signal.aborted) return Promise.reject(abortError(signal))
-    const profile = profileOf(runOptions.emulation)
+    // The pool's own default user agent: the desktop one of the Chromium it runs now.
+    const filled = { ...runOptions, emulation: withDefaultUserAgent(runOptions.emulation, desktopUserAgent(supervisor.version)) }
+    const profile = profileOf(filled.emulation)
     const queuedAt = performance.now()
     return new Promise<T>((resolve, reject) => {
       // A queued job starts when another one lets go: it still runs in its own caller's async context.
@@ -140,7 +144,7 @@ export async function createBrowserPool (options: BrowserPoolOptions, deps: Brow
         if (gen === undefined) { reject(new BrowserError('EFATAL', 'job', true, { cause: new Error('no browser') })); return }
         limiter.acquire()
         if (runOptions.timings !== undefined) runOptions.timings.queue = performance.now() - queuedAt
-        runner.execute(gen, job, runOptions, profile).then(resolve, reject)
+        runner.execute(gen, job, filled, profile).then(resolve, reject)
       })
       // Room on a live browser and nobody ahead: start now.
       const admission = limiter.admit({ start, reject }, signal, supervisor.isUp(), runOptions.deadline)
@@ -212,18 +216,7 @@ export async function createBrowserPool (options: BrowserPoolOptions, deps: Brow
     runSlot,
     health: () => supervisor.health(),
     readiness: () => supervisor.readiness(),
-    stats: () => ({
-      active: limiter.active,
-      queued: limiter.queued,
-      launches: counters.launches,
-      jobs: counters.jobs,
-      contexts: counters.contexts,
-      pages: counters.pages,
-      resets: counters.resets,
-      resetSeconds: counters.resetSeconds,
-      refused: { ...limiter.refused },
-      jobMs: limiter.jobMs
-    }),
+    stats: () => ({ active: limiter.active, queued: limiter.queued, ...counters, refused: { ...limiter.refused }, jobMs: limiter.jobMs }),
     chromiumVersion: () => supervisor.version,
     browserPid: () => supervisor.current?.pid,
     close

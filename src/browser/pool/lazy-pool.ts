@@ -1,6 +1,6 @@
 // A browser pool created on first use. The server warms it at start; an app that never renders (most
 // tests, a metadata-only deployment's first minutes) never launches Chromium.
-import type { BrowserJob, BrowserPool, BrowserPoolStats, PoolRunOptions, SlotRunOptions, SlotWork } from './types.ts'
+import { zeroCounters, type BrowserJob, type BrowserPool, type BrowserPoolStats, type PoolRunOptions, type SlotRunOptions, type SlotWork } from './types.ts'
 
 export interface LazyBrowserPool extends Omit<BrowserPool, 'chromiumVersion'> {
   /** Creates the pool (launching the browser) if it is not there yet. */
@@ -11,7 +11,7 @@ export interface LazyBrowserPool extends Omit<BrowserPool, 'chromiumVersion'> {
   started (): boolean
 }
 
-const IDLE: BrowserPoolStats = { active: 0, queued: 0, launches: 0, jobs: 0, contexts: 0, pages: 0, resets: 0, resetSeconds: 0, refused: { full: 0, late: 0, left: 0 }, jobMs: 0 }
+const IDLE: BrowserPoolStats = { active: 0, queued: 0, ...zeroCounters(), refused: { full: 0, late: 0, left: 0 }, jobMs: 0 }
 
 export function createLazyBrowserPool (create: () => Promise<BrowserPool>): LazyBrowserPool {
   let pool: Promise<BrowserPool> | undefined

@@ -16,7 +16,7 @@ import type { Leases } from './leases.ts'
 import type { Limiter } from './limiter.ts'
 import type { Generation, Supervisor } from './supervisor.ts'
 import { abortError, isTimedOut, within } from '../../util/abort.ts'
-import type { BrowserJob, BrowserPoolLog, JobInfo, PoolCounters, PoolRunOptions } from './types.ts'
+import type { BrowserJob, BrowserPoolLog, FilledRunOptions, JobInfo, PoolCounters } from './types.ts'
 
 export interface RunnerPolicy extends ReusePolicy {
   maxJobsPerBrowser: number
@@ -47,7 +47,7 @@ export class JobRunner {
   }
 
   /** Runs `job` on `gen`, in a slot the caller has taken; the slot is given back when the job is released. */
-  async execute<T> (gen: Generation, job: BrowserJob<T>, run: PoolRunOptions, profile: LeaseProfile): Promise<T> {
+  async execute<T> (gen: Generation, job: BrowserJob<T>, run: FilledRunOptions, profile: LeaseProfile): Promise<T> {
     const { supervisor, leases, counters, policy } = this.#deps
     const startedAt = performance.now()
     counters.jobs += 1
@@ -114,7 +114,7 @@ export class JobRunner {
   }
 
   /** Makes an abort close the page, then applies the job's own emulation, header forwarding and `adblock`. */
-  async #prepare (lease: Lease, page: Page, run: PoolRunOptions, record: JobRecord): Promise<void> {
+  async #prepare (lease: Lease, page: Page, run: FilledRunOptions, record: JobRecord): Promise<void> {
     const { signal } = record.controller
     // Abort closes the page: every pending Playwright call on it rejects at once.
     const onAbort = (): void => {

@@ -4,7 +4,7 @@ import type { BrowserContext, BrowserContextOptions, Page } from 'playwright-cor
 import type { Adblocker } from '../../adblock/index.ts'
 import type { AddressGuard } from '../../net/guard.ts'
 import type { EgressRefusal } from '../egress-proxy.ts'
-import type { Emulation } from '../emulation.ts'
+import type { Emulation, JobEmulation } from '../emulation.ts'
 import type { PageCdpSession } from '../page/cdp-session.ts'
 
 export type BrowserReadiness = 'ok' | 'down' | 'failed'
@@ -99,7 +99,8 @@ export interface PoolRunOptions {
    * then, at the queue's measured pace, is refused at once with EBUSY instead of waiting to time out.
    */
   deadline?: number | undefined
-  emulation: Emulation
+  /** The job's emulation; without a user agent the pool sends its own (the desktop one of its Chromium). */
+  emulation: JobEmulation
   /** The job's `proxy` (href with credentials): every request of the job goes through it, behind the egress layer. */
   proxy?: string | undefined
   /**
@@ -125,32 +126,24 @@ export interface SlotRunOptions {
   deadline?: number | undefined
 }
 
-export interface BrowserPoolStats {
-  /** Jobs running (a job's reset included). */
-  active: number
-  queued: number
-  /** Browsers launched (or connected) so far. */
-  launches: number
-  /** Jobs started so far. */
-  jobs: number
-  /** Contexts created so far (a job that reuses one creates none). */
-  contexts: number
-  /** Pages created so far. */
-  pages: number
-  /** Resets of a lease between jobs so far (done after the job's answer, before the slot is given back). */
-  resets: number
-  /** Seconds those resets took, in all. */
-  resetSeconds: number
-  /** Jobs refused so far: the queue full, too late to start before their deadline, or left the queue for that. */
-  refused: AdmissionRefusals
-  /** A slot's measured hold time, ms (what admission by deadline estimates with). */
-  jobMs: number
-}
+/** A job's run options once the pool filled in its emulation's defaults (what the runner and the leases see). */
+export type FilledRunOptions = Omit<PoolRunOptions, 'emulation'> & { emulation: Emulation }
 
 export interface AdmissionRefusals {
   full: number
   late: number
   left: number
+}
+
+/** The pool's running totals (PoolCounters) and what it is doing now. */
+export interface BrowserPoolStats extends PoolCounters {
+  /** Jobs running (a job's reset included). */
+  active: number
+  queued: number
+  /** Jobs refused so far: the queue full, too late to start before their deadline, or left the queue for that. */
+  refused: AdmissionRefusals
+  /** A slot's measured hold time, ms (what admission by deadline estimates with). */
+  jobMs: number
 }
 
 export interface BrowserPool {
@@ -178,10 +171,21 @@ export interface BrowserPool {
 
 /** Running totals, shared by the supervisor (launches), the runner (jobs) and the leases (contexts, pages). */
 export interface PoolCounters {
+  /** Browsers launched (or connected) so far. */
   launches: number
+  /** Jobs started so far. */
   jobs: number
+  /** Contexts created so far (a job that reuses one creates none). */
   contexts: number
+  /** Pages created so far. */
   pages: number
+  /** Resets of a lease between jobs so far (done after the job's answer, before the slot is given back). */
   resets: number
+  /** Seconds those resets took, in all. */
   resetSeconds: number
+}
+
+/** Counters at zero (a new pool; a lazy pool not started yet). */
+export function zeroCounters (): PoolCounters {
+  return { launches: 0, jobs: 0, contexts: 0, pages: 0, resets: 0, resetSeconds: 0 }
 }

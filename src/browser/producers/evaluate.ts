@@ -42,6 +42,7 @@ function tooLarge (maxBytes: number): AppError {
 export const evaluateProducer: ValueProducer<string[], 'evaluate'> = {
   kind: 'value',
   field: 'evaluate',
+  needsBrowser: true,
   settings: (outputs) => {
     const sources = evaluateSources(outputs.data)
     return sources.length === 0 ? false : sources

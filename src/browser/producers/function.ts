@@ -86,6 +86,7 @@ function rejected (name: string, message: string): FunctionResult {
 export const functionProducer: ValueProducer<FunctionSettings, 'function'> = {
   kind: 'value',
   field: 'function',
+  needsBrowser: true,
   settings: (outputs) => outputs.function === undefined ? false : { ...outputs.function, args: outputs.args },
   async produce ({ source, timeLimit, args }, { url, page, budget, cdp, discardPage, gaveUp }) {
     throwIfAborted(budget.signal)

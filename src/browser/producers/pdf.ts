@@ -196,6 +196,7 @@ export async function printPdf (
 export const pdfProducer: FileProducer<PdfOptions> = {
   kind: 'file',
   field: 'pdf',
+  needsBrowser: true,
   settings: (outputs) => outputs.pdf,
   async produce (pdf, { page, budget, cdp, timings }) {
     const printed = await printPdf(page, pdf, budget, cdp, timings)

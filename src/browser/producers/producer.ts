@@ -80,6 +80,8 @@ export interface FileProducer<S> {
   readonly field: FileKind
   /** Its settings from the outputs, or false when it is not asked for. */
   settings (outputs: Readonly<OutputOptions>): S | false
+  /** Whether asking for it makes the request rendered in the browser (pipeline/prerender.ts needsBrowser). */
+  readonly needsBrowser: boolean
   produce (settings: S, context: ProducerContext): Promise<GeneratedFile>
 }
 
@@ -88,6 +90,8 @@ export interface ValueProducer<S, K extends ValueKind = ValueKind> {
   /** The name its value is kept under. */
   readonly field: K
   settings (outputs: Readonly<OutputOptions>): S | false
+  /** Whether asking for it makes the request rendered in the browser (pipeline/prerender.ts needsBrowser). */
+  readonly needsBrowser: boolean
   produce (settings: S, context: ProducerContext): Promise<ProducedValues[K]>
 }
 

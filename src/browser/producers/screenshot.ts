@@ -276,6 +276,7 @@ const CONTENT_TYPES: Readonly<Record<Screenshot['type'], string>> = { png: 'imag
 export const screenshotProducer: FileProducer<ScreenshotOptions> = {
   kind: 'file',
   field: 'screenshot',
+  needsBrowser: true,
   settings: (outputs) => outputs.screenshot,
   async produce (shot, { page, budget, loaded, cdp, maxImageHeight, timings, gaveUp, stageContext }) {
     const contentType = loaded.headers['content-type']

@@ -53,6 +53,8 @@ const READ_GLOBALS = `({ chains, properties, max }) => {
 export const technologiesProducer: ValueProducer<true, 'technologies'> = {
   kind: 'value',
   field: 'technologies',
+  // Read in the page when it is rendered; a fetched page is matched without it.
+  needsBrowser: false,
   settings: (outputs) => outputs.insights !== false && outputs.insights.technologies ? true : false,
   async produce (_settings, { page, budget }) {
     const set = bundledFingerprints()

@@ -41,6 +41,7 @@ async function inject (page: Page, options: LoadOptions, budget: Budget): Promis
 export const injectStep: PageStep = {
   name: 'inject',
   applies: (options) => options.modules.length > 0 || options.scripts.length > 0 || options.styles.length > 0,
+  needsBrowser: true,
   async run ({ page, options, budget }) {
     await inject(page, options, budget)
   }

@@ -42,6 +42,7 @@ export const interactStep: PageStep = {
   name: 'interact',
   // Always: a page may also move to another document by itself while the earlier steps ran.
   applies: () => true,
+  needsBrowser: (options) => options.click.length > 0 || options.scroll !== undefined,
   async run (step) {
     const { page, options, budget } = step
     const before = page.url()

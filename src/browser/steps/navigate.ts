@@ -48,6 +48,8 @@ async function commit (page: Page, url: string, maxRedirects: number, deadline: 
 export const navigateStep: PageStep = {
   name: 'navigate',
   applies: () => true,
+  // A wait other than `auto` (its own settle step) is a browser's.
+  needsBrowser: (options) => !(options.waitUntil.length === 1 && options.waitUntil[0] === 'auto'),
   async run (step) {
     const { page, options, budget, maxRedirects } = step
     // The navigation gets ⅔ of the budget: to commit, then (what is left of it) for the requested states at once.

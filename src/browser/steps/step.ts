@@ -64,6 +64,12 @@ export interface PageStep {
   readonly name: string
   /** Whether the step has anything to do for these options. */
   applies (options: LoadOptions): boolean
+  /**
+   * Whether these options ask the step for work only a browser does, so the request is rendered whatever
+   * `prerender` says (pipeline/prerender.ts needsBrowser): `true` whenever it applies; absent, never. The parameter
+   * table's `browser` notes (the docs) are held against this in test/unit/browser-needs.test.ts.
+   */
+  readonly needsBrowser?: true | ((options: LoadOptions) => boolean)
   run (step: StepContext): Promise<void>
 }
 

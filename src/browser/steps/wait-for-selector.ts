@@ -6,6 +6,7 @@ import { rethrowIfFatal, type PageStep } from './step.ts'
 export const waitForSelectorStep: PageStep = {
   name: 'wait-for-selector',
   applies: (options) => options.waitForSelector !== undefined,
+  needsBrowser: true,
   async run ({ page, options, budget, gaveUp }) {
     if (options.waitForSelector === undefined) return
     const timeout = budget.fraction(WAIT_SHARE)

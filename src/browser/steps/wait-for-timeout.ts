@@ -6,6 +6,8 @@ import type { PageStep } from './step.ts'
 export const waitForTimeoutStep: PageStep = {
   name: 'wait-for-timeout',
   applies: (options) => options.waitForTimeout !== undefined && options.waitForTimeout > 0,
+  // Asked for at all (even 0): the page is rendered.
+  needsBrowser: (options) => options.waitForTimeout !== undefined,
   async run ({ options, budget, gaveUp }) {
     if (options.waitForTimeout === undefined || options.waitForTimeout <= 0) return
     const share = budget.fraction(WAIT_SHARE)

@@ -2,11 +2,22 @@
 // storing the producers' files and describing them as media objects, then adding colours to every image-like media
 // object (palette). Each reads the result built so far and adds to it.
 import type { Logger } from 'pino'
-import type { AppContext } from '../../context.ts'
+import type { HttpClient } from '../../net/types.ts'
+import type { Storage } from '../../storage/index.ts'
+import type { OembedClient } from '../../oembed/index.ts'
+import type { LighthouseRunner } from '../../browser/lighthouse/index.ts'
 import type { OutputOptions, ReplyOptions } from '../../schemas/option-groups.ts'
 import type { FileKind, GeneratedFile } from '../../browser/producers/index.ts'
 import type { StoredFile } from '../../storage/index.ts'
 import type { PageReadResult } from '../../reader/index.ts'
+
+/** The components the enrichers use: storage for the producers' files, oEmbed, the guarded client, Lighthouse. */
+export interface EnrichDeps {
+  readonly storage: Pick<Storage, 'put'>
+  readonly oembed: Pick<OembedClient, 'find'>
+  readonly http: Pick<HttpClient, 'probe'>
+  readonly lighthouse: Pick<LighthouseRunner, 'run'>
+}
 
 /** The result of one computation as the enrichers see it. */
 export interface Extraction {
@@ -33,7 +44,8 @@ export interface LoadedPage {
 }
 
 export interface EnrichContext {
-  readonly ctx: AppContext
+  /** The components the enrichers use (storage, oEmbed, the guarded client, Lighthouse). */
+  readonly deps: EnrichDeps
   readonly page: LoadedPage
   readonly outputs: Readonly<OutputOptions>
   readonly reply: Readonly<ReplyOptions>
@@ -52,5 +64,7 @@ export interface Enricher {
   /** A short name; also its server-timing entry. */
   readonly name: string
   applies (extraction: Extraction, outputs: Readonly<OutputOptions>): boolean
+  /** Whether these outputs ask it for work that makes the request rendered in the browser (prerender.ts needsBrowser). */
+  readonly needsBrowser?: (outputs: Readonly<OutputOptions>) => boolean
   enrich (extraction: Extraction, context: EnrichContext): Promise<void>
 }

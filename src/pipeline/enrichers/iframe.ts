@@ -7,10 +7,10 @@ import type { Enricher } from './enricher.ts'
 export const iframeEnricher: Enricher = {
   name: 'iframe',
   applies: (_extraction, outputs) => outputs.iframe !== false,
-  async enrich (extraction, { ctx, outputs, page, signal }) {
+  async enrich (extraction, { deps, outputs, page, signal }) {
     if (outputs.iframe === false) return
     const discovered = page.read?.oembed
-    extraction.data.iframe = await ctx.oembed.find({
+    extraction.data.iframe = await deps.oembed.find({
       url: page.url,
       requestedUrl: page.requestedUrl,
       params: outputs.iframe,

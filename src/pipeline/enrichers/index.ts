@@ -7,7 +7,7 @@ import { paletteEnricher } from './palette.ts'
 import { insightsEnricher } from './insights.ts'
 import { lighthouseEnricher } from './lighthouse.ts'
 
-export type { EnrichContext, Enricher, Extraction, LoadedPage } from './enricher.ts'
+export type { EnrichContext, EnrichDeps, Enricher, Extraction, LoadedPage } from './enricher.ts'
 
 export const ENRICHERS: readonly Enricher[] = Object.freeze([
   storedFilesEnricher,

@@ -50,12 +50,12 @@ export function imageLikeObjects (extraction: Extraction, data: Readonly<Record<
   return [...out]
 }
 
-async function bytesOf (media: MediaLike, extraction: Extraction, { ctx, signal, log }: EnrichContext): Promise<Uint8Array | null> {
+async function bytesOf (media: MediaLike, extraction: Extraction, { deps, signal, log }: EnrichContext): Promise<Uint8Array | null> {
   const stored = extraction.bytes.screenshot
   if (stored !== undefined && extraction.data.screenshot === media) return stored.body
   if (/^data:/i.test(media.url)) return parseDataUri(media.url)?.bytes ?? null
   try {
-    const result = await ctx.http.probe(media.url, { signal, maxBytes: MAX_PALETTE_BYTES })
+    const result = await deps.http.probe(media.url, { signal, maxBytes: MAX_PALETTE_BYTES })
     if (result.statusCode < 200 || result.statusCode >= 300) return null
     const whole = result.totalSize === null ? result.body.length < MAX_PALETTE_BYTES : result.body.length >= result.totalSize
     return whole ? result.body : null

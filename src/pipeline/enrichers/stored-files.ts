@@ -8,13 +8,13 @@ import type { Enricher } from './enricher.ts'
 export const storedFilesEnricher: Enricher = {
   name: 'store',
   applies: (extraction) => Object.keys(extraction.generated).length > 0,
-  async enrich (extraction, { ctx, reply, cacheKey, ttl }) {
+  async enrich (extraction, { deps, reply, cacheKey, ttl }) {
     const maxAgeSeconds = Math.max(1, Math.floor(ttl / 1000))
     const entries = Object.entries(extraction.generated) as Array<[FileKind, GeneratedFile]>
     const described = await Promise.all(entries.map(async ([kind, file]) => {
       const filename = reply.filename?.[kind]
       const key = fileKeyOf(cacheKey, kind, file.ext, filename)
-      const url = await ctx.storage.put(key, file.body, { contentType: file.contentType, maxAgeSeconds, ...(filename === undefined ? {} : { filename }) })
+      const url = await deps.storage.put(key, file.body, { contentType: file.contentType, maxAgeSeconds, ...(filename === undefined ? {} : { filename }) })
       const contentDisposition = contentDispositionOf(key, filename)
       const stored: StoredFile = { body: file.body, contentType: file.contentType, size: file.body.length, maxAgeSeconds, ...(contentDisposition === undefined ? {} : { contentDisposition }) }
       const media = { url, type: file.ext, size: file.body.length, size_pretty: toSizePretty(file.body.length), ...file.details }
