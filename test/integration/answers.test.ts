@@ -74,8 +74,8 @@ function bodyOf (raw: Buffer, encoding: string | undefined): string {
 
 const SHAPES: Record<string, (value: string, length: number) => string> = {
   'x-request-id': v => /^[\w-]+:[0-9a-f-]{36}$/.test(v) ? 'ID' : v,
-  'x-response-time': v => /^\d+ms$/.test(v) ? 'MS' : v,
-  'x-fetch-time': v => /^\d+(\.\d+)?(ms|s)$/.test(v) ? 'TIME' : v,
+  'x-response-time': v => /^(\d+(\.\d+)?(ms|s|m)\s?)+$/.test(v) ? 'MS' : v,
+  'x-fetch-time': v => /^(\d+(\.\d+)?(ms|s|m)\s?)+$/.test(v) ? 'TIME' : v,
   'x-timestamp': v => /^\d{13}$/.test(v) ? 'TIMESTAMP' : v,
   'x-rate-limit-reset': v => /^\d{10}$/.test(v) ? 'RESET' : v,
   'retry-after': v => /^\d+$/.test(v) ? 'SECONDS' : v,
