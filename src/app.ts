@@ -11,7 +11,7 @@ import { AppError } from './errors.ts'
 import { createErrorHandler, errorBody, normalizeError } from './http/error-handler.ts'
 import { JSON_TYPE, preparedPayload } from './http/reply.ts'
 import { pretty } from './http/timing.ts'
-import { CORS_HEADERS, CORS_METHODS, preflight } from './http/cors.ts'
+import { CORS_HEADERS, CORS_METHODS, preflightRoute } from './http/cors.ts'
 import { ignoreRequestBodies } from './http/request-body.ts'
 import { NOSNIFF_HEADERS } from './http/security-headers.ts'
 import { createAccessLog } from './http/access-log.ts'
@@ -150,7 +150,7 @@ export async function buildApp (ctx: AppContext, { plan }: { plan: Plan }): Prom
   })
 
   // CORS preflights, on every path (http/cors.ts); POST /mcp has its own.
-  app.options('*', preflight(CORS_METHODS))
+  app.route(preflightRoute('*', CORS_METHODS))
   // Answers that are not prepared are compressed here, with the settings the prepared variants are made with.
   await app.register(compress, COMPRESSION)
 

@@ -14,7 +14,7 @@ import { applyFilter, envelopeOf, getPath, JSON_TYPE } from '../http/reply.ts'
 import { serviceVersion } from '../version.ts'
 import { createMcpServer, type CallTool, type QuickCall } from '../mcp/server.ts'
 import { preparedResult } from '../http/prepared.ts'
-import { preflight } from '../http/cors.ts'
+import { preflightRoute } from '../http/cors.ts'
 import { callRequest, toolError, toolResult, type CallRequest } from '../mcp/calls.ts'
 import { TOOLS, type Args, type Tool } from '../mcp/tools.ts'
 import { headerValue, type Ran, type ServeCore, type WatchClient } from './serve.ts'
@@ -238,7 +238,7 @@ export async function mcpRoutes (app: FastifyInstance, { ctx, core }: { ctx: App
   // CORS (docs/api.md §6): a browser's preflight of POST /mcp gets POST among the methods; the requested headers are
   // echoed as on every path (content-type, accept, authorization, x-api-key, mcp-protocol-version, …); other paths
   // keep GET, HEAD, OPTIONS (http/cors.ts).
-  app.options('/mcp', preflight(MCP_CORS_METHODS))
+  app.route(preflightRoute('/mcp', MCP_CORS_METHODS))
 
   // Stateless: there is no stream to open and no session to end (docs/api.md §15). HEAD follows GET.
   app.get('/mcp', async (_request, reply) => {

@@ -55,7 +55,7 @@ const PRIVATE_KEPT = /^private, immutable, max-age=\d+$/
 const pro = { 'x-api-key': KEY }
 
 describe('cache-control and Vary (docs/api.md §6)', () => {
-  it('free: public on MISS and HIT (hit lane and Fastify path), public must-revalidate on BYPASS, no Vary: x-api-key', async () => {
+  it('free: public on MISS and HIT (two listeners over one context), public must-revalidate on BYPASS, no Vary: x-api-key', async () => {
     const query = `/?${qs({ url: `${fx.origin}/article/?ch=free`, 'meta.title': true })}`
     const miss = await get(lane.free.url, query)
     expect(miss.headers['x-cache-status']).toBe('MISS')
@@ -72,7 +72,7 @@ describe('cache-control and Vary (docs/api.md §6)', () => {
     expect(forced.headers.vary).toBeUndefined()
   })
 
-  it('pro: private with Vary: x-api-key on MISS, HIT (hit lane and Fastify path, compressed or not) and BYPASS', async () => {
+  it('pro: private with Vary: x-api-key on MISS, HIT (two listeners over one context, compressed or not) and BYPASS', async () => {
     // Over 1 KiB, so compressed answers are compared too.
     const query = `/?${qs({ url: `${fx.origin}/article/?ch=pro`, 'data.head.selector': 'head', 'data.head.attr': 'html' })}`
     const miss = await get(lane.pro.url, query, pro)
