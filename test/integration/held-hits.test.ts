@@ -94,7 +94,7 @@ describe('held hits', () => {
     } finally {
       await limited.close()
     }
-  })
+  }, 120_000)
 
   it('answers a cached tools/call under each new id, and what the checks refuse as the SDK refuses it', async () => {
     const target = `${fx.origin}/article/?held=mcp`
@@ -138,5 +138,5 @@ describe('held hits', () => {
         await trusting.close()
       }
     }
-  })
+  }, 120_000)
 })
