@@ -13,7 +13,7 @@ import { cacheKeyOf } from '../src/cache/key.ts'
 import { entryKeyOf } from '../src/cache/entries.ts'
 import { parseQuery } from '../src/schemas/query.ts'
 import { startFixtureServer } from '../test/helpers/fixture-server.ts'
-import { load, profiled, startRedis } from './lib.ts'
+import { assertQuotaCounted, load, profiled, quotaLeft, startRedis } from './lib.ts'
 
 const KEY = 'bench-key'
 const target = process.argv[2] ?? 'pro'
@@ -42,9 +42,11 @@ const call = { jsonrpc: '2.0', id: '[<id>]', method: 'tools/call', params: { nam
 const post = target === 'mcp' ? { method: 'POST', body: JSON.stringify(call), idReplacement: true } : {}
 const out = process.argv[5]
 await load(where, { connections, seconds: 2, ...post, ...(headers === undefined ? {} : { headers }) })
+const left = target === 'free' ? await quotaLeft(where) : 0
 const cpu = process.cpuUsage()
 const result = await profiled(out, 200, async () => await load(where, { connections, seconds, ...post, ...(headers === undefined ? {} : { headers }) }))
 const used = process.cpuUsage(cpu)
+if (target === 'free') await assertQuotaCounted(where, left, result.total, connections)
 process.stdout.write(`${target}: ${Math.round(result.rps)} req/s, non-2xx ${result.non2xx}, errors ${result.errors}; ` +
   `CPU per request ${(used.user / result.total).toFixed(1)} µs user + ${(used.system / result.total).toFixed(1)} µs system\n`)
 await bare.close()

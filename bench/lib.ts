@@ -90,6 +90,25 @@ export async function load (url: string, options: { connections: number, seconds
   return { rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, errors: result.errors, non2xx: result.non2xx, total: result.requests.total }
 }
 
+/** The free quota left for this client (`x-rate-limit-remaining` of one request to `url`). */
+export async function quotaLeft (url: string): Promise<number> {
+  const res = await fetch(url)
+  await res.arrayBuffer()
+  const left = Number(res.headers.get('x-rate-limit-remaining'))
+  if (res.status !== 200 || !Number.isFinite(left)) throw new Error(`no quota headers on the free listener (${res.status})`)
+  return left
+}
+
+/**
+ * The free case must be what a user's is: every answer counted against the quota, in the store. Checks it of a
+ * run: what the quota lost between `before` and a request after the run, against the answers the run got (in
+ * flight at its end are at most `connections` more).
+ */
+export async function assertQuotaCounted (url: string, before: number, answers: number, connections: number): Promise<void> {
+  const counted = before - await quotaLeft(url) - 1
+  if (counted < answers || counted > answers + connections) throw new Error(`the free quota counted ${counted} of ${answers} answers`)
+}
+
 /**
  * Runs `work` under V8's sampling profiler (one sample every `intervalUs`) and writes the profile to `file`, which
  * Chrome DevTools opens; without a file it only runs `work`. For the profiling harnesses (hit-profile, cold-profile).

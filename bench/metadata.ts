@@ -26,7 +26,7 @@ import { cacheKeyOf } from '../src/cache/key.ts'
 import { entryKeyOf } from '../src/cache/entries.ts'
 import { parseQuery } from '../src/schemas/query.ts'
 import { startFixtureServer } from '../test/helpers/fixture-server.ts'
-import { fmt, line, load, median, startRedis } from './lib.ts'
+import { assertQuotaCounted, fmt, line, load, median, quotaLeft, startRedis } from './lib.ts'
 
 const KEY = 'bench-key'
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5)
@@ -122,8 +122,10 @@ export async function benchMetadata (): Promise<Record<string, number>> {
         for (const connections of [50, 1]) {
           const rps: Record<string, number> = {}
           for (const side of sides) {
+            const left = side.name === 'Free' ? await quotaLeft(side.url) : 0
             const result = await load(side.url, { connections, seconds: SECONDS, headers: side.headers })
             if (result.non2xx > 0 || result.errors > 0) throw new Error(`non-2xx answers or errors during the ${side.name} cache-hit run`)
+            if (side.name === 'Free') await assertQuotaCounted(side.url, left, result.total, connections)
             rps[side.name] = result.rps
             figures[`hitRps${side.name}${connections}r${round}`] = result.rps
             if (connections === 1) figures[`hitP99${side.name}1r${round}`] = result.p99

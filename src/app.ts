@@ -4,24 +4,24 @@ import { randomUUID } from 'node:crypto'
 import http from 'node:http'
 import type { Duplex } from 'node:stream'
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply } from 'fastify'
-import cors from '@fastify/cors'
 import compress from '@fastify/compress'
 import type { AppContext } from './context.ts'
 import type { Plan } from './config.ts'
 import { AppError } from './errors.ts'
 import { createErrorHandler, errorBody, normalizeError } from './http/error-handler.ts'
-import { JSON_TYPE, pretty } from './http/reply.ts'
+import { JSON_TYPE, preparedPayload } from './http/reply.ts'
+import { pretty } from './http/timing.ts'
+import { CORS_HEADERS, CORS_METHODS, preflightRoute } from './http/cors.ts'
 import { ignoreRequestBodies } from './http/request-body.ts'
 import { NOSNIFF_HEADERS } from './http/security-headers.ts'
 import { createAccessLog } from './http/access-log.ts'
 import { COMPRESSION } from './http/compression.ts'
 import { clientAddressOf } from './http/client-ip.ts'
 import { redactCredentials } from './logger.ts'
-import { createHitLane, type HitLane } from './routes/hit-lane.ts'
 import { extractRoutes } from './routes/extract.ts'
 import { contentRoutes } from './routes/content.ts'
 import { createServe, createServeCore } from './routes/serve.ts'
-import { mcpRoutes, type McpQuick } from './routes/mcp.ts'
+import { mcpRoutes } from './routes/mcp.ts'
 import { healthRoutes } from './routes/health.ts'
 import { docsRoutes } from './routes/docs.ts'
 import { filesRoutes } from './routes/files.ts'
@@ -36,28 +36,17 @@ declare module 'fastify' {
   }
 }
 
-/** Every x-* header a client may read (x-markdown-tokens: docs/api.md §14), plus server-timing and retry-after (§6). */
-export const EXPOSED_HEADERS = [
-  'x-request-id', 'x-pricing-plan', 'x-response-time', 'x-rate-limit-limit', 'x-rate-limit-remaining',
-  'x-rate-limit-reset', 'x-cache-status', 'x-cache-ttl', 'x-timestamp', 'x-fetch-mode', 'x-fetch-time',
-  'x-markdown-tokens', 'server-timing', 'retry-after'
-]
-
 const MAX_HEADER_BYTES = 64 * 1024
-
-/** CORS (docs/api.md §1.2): any origin may read every answer and the headers above. */
-const CORS_ORIGIN = '*'
 
 /** What `request.query` is on every request (see buildApp's routerOptions). */
 function noQuery (): Record<string, string> {
   return {}
 }
 
-/** The exposed headers as @fastify/cors writes them, joined once rather than on every answer. */
-const EXPOSED_HEADERS_VALUE = EXPOSED_HEADERS.join(', ')
-
-/** The CORS headers @fastify/cors puts on every answer that is not a preflight, for the hit lane's prepared answers. */
-const CORS_HEADERS = { 'access-control-allow-origin': CORS_ORIGIN, 'access-control-expose-headers': EXPOSED_HEADERS_VALUE }
+/** Headers as one flat array, name, value, name, value, ..., set in that order. */
+function flat (headers: Readonly<Record<string, string>>): readonly string[] {
+  return Object.entries(headers).flat()
+}
 
 /** Requests Node's HTTP parser refuses (too large, malformed) still get a JSON error with a code. */
 function answerClientError (err: NodeJS.ErrnoException, socket: Duplex, region: string, docsUrl: string, plan: Plan): void {
@@ -82,11 +71,9 @@ function answerClientError (err: NodeJS.ErrnoException, socket: Duplex, region: 
   ].join('\r\n'))
 }
 
-export async function buildApp (ctx: AppContext, { plan, hitLane = true }: { plan: Plan, hitLane?: boolean }): Promise<FastifyInstance> {
+export async function buildApp (ctx: AppContext, { plan }: { plan: Plan }): Promise<FastifyInstance> {
   const newRequestId = (): string => `${ctx.config.region}:${randomUUID()}`
   const clientAddress = clientAddressOf(ctx.config.trustProxy)
-  // Made once the routes exist (below); until then, and when it is off, every request goes to Fastify.
-  let lane: HitLane | undefined
   const app = Fastify({
     loggerInstance: ctx.log.child({ listener: plan }) as FastifyBaseLogger,
     // One summary line per request (onResponse below) instead of Fastify's two.
@@ -100,11 +87,7 @@ export async function buildApp (ctx: AppContext, { plan, hitLane = true }: { pla
     routerOptions: { maxParamLength: 500, querystringParser: noQuery },
     // Queries up to 32 KiB are the API's limit (docs/api.md §2); Node's default header limit is 16 KiB, so
     // allow 64 KiB of headers and let the parser answer EINVALQUERY for anything between.
-    // A cache hit held in process is answered by the hit lane before Fastify sees it (http/hit-lane.ts).
-    serverFactory: handler => http.createServer({ maxHeaderSize: MAX_HEADER_BYTES }, (req, res) => {
-      if (lane === undefined) handler(req, res)
-      else lane.handle(req, res, () => { handler(req, res) })
-    }),
+    serverFactory: handler => http.createServer({ maxHeaderSize: MAX_HEADER_BYTES }, handler),
     clientErrorHandler: (err, socket) => { answerClientError(err, socket, ctx.config.region, ctx.config.docsUrl, plan) },
     // A path Fastify cannot decode (an invalid percent escape) is no route of ours: a catalog 404, not
     // Fastify's own body. Hooks have not run for it, so the common headers are set here.
@@ -125,21 +108,25 @@ export async function buildApp (ctx: AppContext, { plan, hitLane = true }: { pla
   const accessLog = createAccessLog(ctx.log, ctx.metrics, plan)
   app.decorateRequest('startedAt', 0)
   app.decorateRequest('errorCode', '')
+  // The headers every answer of the listener leads with, after its id, prepared once: the plan, nosniff, CORS.
+  const leading = flat({ 'x-pricing-plan': plan, ...NOSNIFF_HEADERS, ...CORS_HEADERS })
   // Callback hooks, not async ones: no promise per hook and request.
   app.addHook('onRequest', (request, reply, done) => {
     request.startedAt = performance.now()
     reply.header('x-request-id', request.id)
-    reply.header('x-pricing-plan', plan)
-    reply.header('x-content-type-options', NOSNIFF_HEADERS['x-content-type-options'])
+    for (let i = 0; i < leading.length; i += 2) reply.header(leading[i]!, leading[i + 1])
     done()
   })
+  app.decorateReply('prepared', undefined)
   app.addHook('onSend', (request, reply, payload, done) => {
     reply.header('x-response-time', pretty(performance.now() - request.startedAt))
     if (reply.getHeader('cache-control') === undefined) reply.header('cache-control', 'no-store')
     // While draining, close each connection after its answer: a keep-alive socket that was busy when
     // close() began would otherwise hold the process open until its idle timeout.
     if (ctx.closing) reply.header('connection', 'close')
-    done(null, payload)
+    // A prepared body goes out as its prepared compressed variant (http/prepared.ts); @fastify/compress (below)
+    // compresses what is not prepared.
+    done(null, preparedPayload(request, reply, payload))
   })
   // Runs before the error handler: remember the public code the answer will carry.
   app.addHook('onError', (request, _reply, err, done) => {
@@ -162,15 +149,9 @@ export async function buildApp (ctx: AppContext, { plan, hitLane = true }: { pla
     done()
   })
 
-  await app.register(cors, {
-    origin: CORS_ORIGIN,
-    methods: ['GET', 'HEAD', 'OPTIONS'],
-    exposedHeaders: EXPOSED_HEADERS_VALUE,
-    maxAge: 86400,
-    optionsSuccessStatus: 204,
-    strictPreflight: false
-  })
-  // The same settings the hit lane compresses with (http/compression.ts).
+  // CORS preflights, on every path (http/cors.ts); POST /mcp has its own.
+  app.route(preflightRoute('*', CORS_METHODS))
+  // Answers that are not prepared are compressed here, with the settings the prepared variants are made with.
   await app.register(compress, COMPRESSION)
 
   app.setErrorHandler(createErrorHandler(ctx.config.docsUrl))
@@ -184,18 +165,12 @@ export async function buildApp (ctx: AppContext, { plan, hitLane = true }: { pla
   await app.register(extractRoutes, { ctx, plan, serve })
   await app.register(contentRoutes, { ctx, plan, serve })
   // POST /mcp: the same steps, one tools/call at a time, in its own scope with its own body parser (docs/api.md §15).
-  let mcpQuick: McpQuick | undefined
-  await app.register(mcpRoutes, { ctx, core, quick: (q) => { mcpQuick = q } })
+  await app.register(mcpRoutes, { ctx, core })
   await app.register(healthRoutes, { ctx, plan })
   // /metrics is here unless it has its own listener (METRICS_PORT) or is off (METRICS=false): docs/api.md §12.2.
   if (ctx.config.metrics && ctx.config.metricsPort === undefined) await app.register(metricsRoutes, { ctx })
   await app.register(docsRoutes, { plan })
   await app.register(filesRoutes, { ctx })
-  if (hitLane) {
-    const made = createHitLane({ ctx, core, plan, clientAddress, accessLog, newRequestId, commonHeaders: CORS_HEADERS, ...(mcpQuick === undefined ? {} : { mcp: mcpQuick }) })
-    app.addHook('preClose', (done) => { made.close(); done() })
-    lane = made
-  }
   return app
 }
 

@@ -1,6 +1,5 @@
-// What every answered request leaves behind: the request metrics and one access line (docs/operations.md#logs).
-// Shared by the onResponse hook of the Fastify path and by the hit lane (http/hit-lane.ts), so both write the
-// same line.
+// What every answered request leaves behind: the request metrics and one access line (docs/operations.md#logs),
+// written by the listener's onResponse hook (app.ts).
 import type { Logger } from 'pino'
 import type { Plan } from '../config.ts'
 import type { ServiceMetrics } from '../metrics.ts'

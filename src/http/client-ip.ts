@@ -18,7 +18,7 @@ export interface ClientAddress {
 }
 
 /**
- * TRUST_PROXY read once, for Fastify (request.ip) and for the hit lane, so both see the same address. A hop count
+ * TRUST_PROXY read once, for Fastify (request.ip) and anything else that needs the client address. A hop count
  * trusts that many nearest hops whatever they are (Fastify reads a bare number as trusting none, which would count
  * every client behind one proxy as that proxy); a list trusts those addresses and ranges only.
  */

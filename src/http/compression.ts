@@ -1,7 +1,7 @@
-// Compression of answers (docs/api.md §6): @fastify/compress on the Fastify path, and the same settings and the same
-// negotiation for the hit lane (routes/hit-lane.ts), which keeps an entry's compressed bodies once made. Declared
-// once here so both paths answer alike; test/integration/hit-lane.test.ts compares them byte for byte.
-import { brotliCompressSync, constants as zlib, gzipSync } from 'node:zlib'
+// Compression of answers (docs/api.md §6): @fastify/compress's settings and its negotiation, declared once here for
+// the plugin (app.ts), which compresses answers that are not prepared, and for the prepared variants of an entry's
+// bodies (http/prepared.ts), made once each; test/integration/answers.test.ts holds both to the same bytes.
+import { constants as zlib } from 'node:zlib'
 import negotiate from '@fastify/accept-negotiator'
 import { LRUCache } from 'lru-cache'
 
@@ -15,11 +15,6 @@ export const COMPRESSION = {
   encodings: ['br', 'gzip'] as Encoding[],
   // Quality 4 keeps brotli close to gzip's speed; the default (11) costs milliseconds per answer.
   brotliOptions: { params: { [zlib.BROTLI_PARAM_QUALITY]: 4 } }
-}
-
-const COMPRESS: Readonly<Record<Encoding, (body: Buffer) => Buffer>> = {
-  br: body => brotliCompressSync(body, COMPRESSION.brotliOptions),
-  gzip: body => gzipSync(body)
 }
 
 // @fastify/compress reads `*` (no preference) and `x-gzip` as gzip before negotiating.
@@ -36,14 +31,4 @@ export function encodingFor (acceptEncoding: string | undefined, noCompression: 
     negotiated.set(acceptEncoding, chosen)
   }
   return chosen === 'none' ? undefined : chosen
-}
-
-// Compressed forms by the body they were made from: a body held in process is compressed once per encoding.
-const compressed = new WeakMap<{ readonly text: string }, Partial<Record<Encoding, Buffer>>>()
-
-/** The body's text compressed with `encoding`, made once per body object. */
-export function compressedBody (body: { readonly text: string }, encoding: Encoding): Buffer {
-  let variants = compressed.get(body)
-  if (variants === undefined) compressed.set(body, variants = {})
-  return variants[encoding] ??= COMPRESS[encoding](Buffer.from(body.text))
 }

@@ -1,52 +1,52 @@
 // Shaping a served result into the HTTP answer: cache and timing headers, `filter`, and `embed` (docs/api.md §5, §6).
-import type { FastifyReply } from 'fastify'
-import prettyMs from 'pretty-ms'
+import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { HttpClient } from '../net/types.ts'
-import type { CacheEntry, Envelope, Served } from '../cache/entries.ts'
+import type { Envelope, Served } from '../cache/entries.ts'
 import type { ReplyOptions } from '../schemas/option-groups.ts'
 import type { ExtractOptions } from '../schemas/options.ts'
 import type { Plan } from '../config.ts'
 import { secondsLeft } from '../cache/entries.ts'
 import { AppError } from '../errors.ts'
 import { SANDBOX_HEADERS } from './security-headers.ts'
+import { encodingFor } from './compression.ts'
+import { entryHeaders, preparedEnvelope, preparedJson, preparedText, type PreparedBody } from './prepared.ts'
 import type { Storage, StoredFile } from '../storage/index.ts'
 
 /** Assets fetched for an embed are capped at 50 MiB (docs/api.md §5). */
 const MAX_EMBED_BYTES = 50 * 1024 * 1024
 
 export const JSON_TYPE = 'application/json; charset=utf-8'
+const TEXT_TYPE = 'text/plain; charset=utf-8'
 
-export function pretty (msValue: number): string {
-  const ms = Math.max(0, Math.round(msValue))
-  // Under a second pretty-ms writes the whole milliseconds with `ms`; this is every hit's x-response-time.
-  return ms < 1000 ? `${ms}ms` : prettyMs(ms)
-}
-
-export function serverTiming (timings: Record<string, number>, total: number): string {
-  let out = ''
-  for (const name in timings) out += `${name};dur=${timings[name]!.toFixed(1)}, `
-  return `${out}total;dur=${total.toFixed(1)}`
-}
-
-/** The headers of an entry that are the same on every answer from it, as strings. */
-export interface EntryHeaders {
-  ttl: string
-  timestamp: string
-  fetchTime: string
-}
-
-// Prepared once per entry version: a changed entry is a new object (parsed, written or computed anew), so the
-// weak map can never answer for an entry it was not made from.
-const entryHeaders = new WeakMap<CacheEntry, EntryHeaders>()
-
-export function headersOf (entry: CacheEntry): EntryHeaders {
-  let prepared = entryHeaders.get(entry)
-  if (prepared === undefined) {
-    const { meta } = entry
-    prepared = { ttl: String(meta.ttl), timestamp: String(meta.createdAt), fetchTime: pretty(meta.fetchTime) }
-    entryHeaders.set(entry, prepared)
+declare module 'fastify' {
+  interface FastifyReply {
+    /** The prepared body this reply sends (sendPrepared), whose compressed variant preparedPayload picks. */
+    prepared: PreparedBody | undefined
   }
-  return prepared
+}
+
+/** Sends a prepared body as `type`, with its own headers; preparedPayload (the onSend hook) sends its variant. */
+function sendPrepared (reply: FastifyReply, body: PreparedBody, type: string): FastifyReply {
+  for (const name in body.headers) reply.header(name, body.headers[name]!)
+  reply.prepared = body
+  return reply.type(type).send(body.text)
+}
+
+/**
+ * The payload of a reply that sends a prepared body (onSend, before @fastify/compress's): its prepared variant for
+ * the encoding @fastify/compress would choose, with the headers that plugin sets in the same order (`vary` added to,
+ * `content-encoding`); the plugin leaves an answer with a `content-encoding` alone. Anything else goes on unchanged,
+ * for the plugin to compress as before. HEAD answers too (they carry no body).
+ */
+export function preparedPayload (request: FastifyRequest, reply: FastifyReply, payload: unknown): unknown {
+  const body = reply.prepared
+  if (body === undefined || !body.compressible || request.method !== 'GET') return payload
+  const encoding = encodingFor(request.headers['accept-encoding'], request.headers['x-no-compression'] !== undefined)
+  if (encoding === undefined) return payload
+  const vary = reply.getHeader('vary')
+  reply.header('vary', vary === undefined ? 'accept-encoding' : `${String(vary)}, accept-encoding`)
+  reply.header('content-encoding', encoding)
+  return body.encoded(encoding)
 }
 
 /**
@@ -75,7 +75,7 @@ export function cacheControlOf (served: Pick<Served, 'entry' | 'status'>, now: n
 /** The cache headers of an answer from the entry, in the order they are sent: name, value, name, value, ... */
 export function cacheHeaderPairs (served: Pick<Served, 'entry' | 'status'>, now: number, audience: Audience): string[] {
   const { meta } = served.entry
-  const prepared = headersOf(served.entry)
+  const prepared = entryHeaders(served.entry)
   const pairs = [
     'x-cache-status', served.status,
     'x-cache-ttl', prepared.ttl,
@@ -128,25 +128,9 @@ export function applyFilter (data: Record<string, unknown>, paths: readonly stri
   return out
 }
 
-/** The envelope: the computation's own object when it ran in this process, else parsed from the entry. */
+/** The envelope: the computation's own object when it ran in this process, else the entry's, parsed once. */
 export function envelopeOf (served: Pick<Served, 'entry' | 'fresh'>): Envelope {
-  if (served.fresh !== undefined) return served.fresh.envelope
-  // An entry held in process is the same object on every hit: its envelope is parsed once. Nothing changes it.
-  let envelope = parsedEnvelopes.get(served.entry)
-  if (envelope === undefined) {
-    envelope = JSON.parse(served.entry.body) as Envelope
-    parsedEnvelopes.set(served.entry, envelope)
-  }
-  return envelope
-}
-
-const parsedEnvelopes = new WeakMap<object, Envelope>()
-/** Headers of a text answer (`x-markdown-tokens`), by entry and embed path: computed once per entry held in process. */
-const textHeaders = new WeakMap<object, Map<string, Record<string, string>>>()
-
-/** The headers a text answer of this entry and path got already (the hit lane answers only those), or undefined. */
-export function knownTextHeaders (entry: CacheEntry, path: string): Readonly<Record<string, string>> | undefined {
-  return textHeaders.get(entry)?.get(path)
+  return served.fresh !== undefined ? served.fresh.envelope : preparedEnvelope(served.entry)
 }
 
 function isMediaObject (value: unknown): value is { url: string, type: unknown } {
@@ -181,7 +165,7 @@ export async function sendServed (
     const envelope = envelopeOf(served)
     return reply.send(JSON.stringify({ ...envelope, data: applyFilter(envelope.data, options.filter) }))
   }
-  return reply.send(served.entry.body)
+  return sendPrepared(reply, preparedJson(served.entry), JSON_TYPE)
 }
 
 async function sendEmbed (
@@ -209,21 +193,9 @@ async function sendEmbed (
   if (typeof value === 'object') {
     return reply.type(JSON_TYPE).send(JSON.stringify(value))
   }
-  if (text !== undefined) {
-    const body = String(value)
-    if (text.headers !== undefined) {
-      const known = textHeaders.get(served.entry)?.get(path)
-      const headers = known ?? await text.headers(body)
-      if (known === undefined) {
-        const byPath = textHeaders.get(served.entry) ?? new Map<string, Record<string, string>>()
-        byPath.set(path, headers)
-        textHeaders.set(served.entry, byPath)
-      }
-      reply.headers(headers)
-    }
-    return reply.type(text.type).send(body)
-  }
-  return reply.type('text/plain; charset=utf-8').send(String(value))
+  // A text value: prepared once per entry, path and type (its x-markdown-tokens counted then).
+  const body = await preparedText(served.entry, path, text?.type ?? TEXT_TYPE, String(value), text?.headers)
+  return sendPrepared(reply, body, text?.type ?? TEXT_TYPE)
 }
 
 /** Answers with a generated file's bytes: those in hand, or read from storage by key (never a redirect). */

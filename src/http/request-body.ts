@@ -27,7 +27,7 @@ export function drainable (headers: IncomingHttpHeaders): boolean {
 export function ignoreRequestBodies (app: FastifyInstance): void {
   // Without a parser Fastify hands a request for no route straight to the 404 handler, body unread; a route of
   // ours with a body it cannot take answers 415, mapped to EINVALQUERY. GET and HEAD bodies are never parsed, and
-  // OPTIONS is answered by the CORS hook before any body.
+  // OPTIONS is answered by its route's onRequest hook before any body (http/cors.ts).
   app.removeAllContentTypeParsers()
   app.addHook('onSend', (request, reply, payload, done) => {
     if (!drainable(request.headers)) reply.header('connection', 'close')

@@ -70,28 +70,6 @@ export function resultResponse (result: object, id: RequestId): string {
   return json === undefined ? JSON.stringify({ result, jsonrpc: '2.0', id }) : `{"result":${json},"jsonrpc":"2.0","id":${JSON.stringify(id)}}`
 }
 
-// A result's response up to its id, and its length in bytes, made once per result (resultAnswer).
-const heads = new WeakMap<object, { text: string, bytes: number }>()
-
-/**
- * resultResponse's text with its length in bytes; for a result whose JSON text is known, the part before the id is
- * made and measured once per result, so a hit measures only its id.
- */
-export function resultAnswer (result: object, id: RequestId): { text: string, bytes: number } {
-  const json = serialized.get(result)
-  if (json === undefined) {
-    const text = resultResponse(result, id)
-    return { text, bytes: Buffer.byteLength(text) }
-  }
-  let head = heads.get(result)
-  if (head === undefined) {
-    const text = `{"result":${json},"jsonrpc":"2.0","id":`
-    heads.set(result, head = { text, bytes: Buffer.byteLength(text) })
-  }
-  const tail = `${JSON.stringify(id)}}`
-  return { text: head.text + tail, bytes: head.bytes + Buffer.byteLength(tail) }
-}
-
 function rpcError (status: number, code: number, message: string): McpAnswer {
   return { status, contentType: 'application/json', body: JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null }) }
 }

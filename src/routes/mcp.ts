@@ -3,21 +3,20 @@
 // SDK's server (mcp/server.ts) dispatches, and each `tools/call` is served by the steps every route shares
 // (routes/serve.ts): the quota, counted once per call, then the query, cache, single flight and pipeline under the
 // call's deadline. API errors become `isError` results; the POST itself answers 200.
-import type { IncomingHttpHeaders, IncomingMessage } from 'node:http'
-import { Readable } from 'node:stream'
+import type { IncomingHttpHeaders } from 'node:http'
 import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import type { CallToolResult, RequestId } from '@modelcontextprotocol/sdk/types.js'
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
 import type { AppContext } from '../context.ts'
-import type { CacheEntry, Served } from '../cache/entries.ts'
+import type { Served } from '../cache/entries.ts'
 import type { ExtractOptions } from '../schemas/options.ts'
 import { AppError, toAppError } from '../errors.ts'
 import { applyFilter, envelopeOf, getPath, JSON_TYPE } from '../http/reply.ts'
 import { serviceVersion } from '../version.ts'
 import { createMcpServer, type CallTool, type QuickCall } from '../mcp/server.ts'
-import { callRequest, toolError, toolResult, type CallRequest, type PreparedTool } from '../mcp/calls.ts'
-import { resultAnswer } from '../mcp/transport.ts'
+import { preparedResult } from '../http/prepared.ts'
+import { preflightRoute } from '../http/cors.ts'
+import { callRequest, toolError, toolResult, type CallRequest } from '../mcp/calls.ts'
 import { TOOLS, type Args, type Tool } from '../mcp/tools.ts'
-import { API_HEADER_PREFIX } from '../schemas/read-emulation.ts'
 import { headerValue, type Ran, type ServeCore, type WatchClient } from './serve.ts'
 import { MAX_JSON_DEPTH } from '../schemas/grammar.ts'
 import { jsonDeeperThan } from '../util/json-depth.ts'
@@ -30,7 +29,7 @@ export const MCP_BODY_LIMIT = 1024 * 1024
  */
 export const MCP_MAX_DEPTH = MAX_JSON_DEPTH + 8
 /** The methods a CORS preflight of /mcp allows. */
-export const MCP_CORS_METHODS = ['GET', 'HEAD', 'POST', 'OPTIONS']
+const MCP_CORS_METHODS = ['GET', 'HEAD', 'POST', 'OPTIONS']
 /** Screenshots below this size come back inline too (docs/api.md §15). */
 const INLINE_IMAGE_BYTES = 1024 * 1024
 
@@ -74,21 +73,16 @@ function valueOf (tool: Tool, served: Served, options: Readonly<ExtractOptions>)
   return value
 }
 
-// Results by entry and call: an entry held in process answers the same call many times, and nothing in it changes
-// (reply.ts keeps its parsed envelope the same way), so V is picked and serialized once per entry, not per hit.
-const results = new WeakMap<CacheEntry, Map<string, CallToolResult>>()
-
-/** The result of a call whose value is all of it (every tool but the screenshot, whose image is read apart). */
+/**
+ * The result of a call whose value is all of it (every tool but the screenshot, whose image is read apart), prepared
+ * once per entry and call (http/prepared.ts): an entry held in process answers the same call many times.
+ */
 function resultFrom (tool: Tool, served: Served, options: Readonly<ExtractOptions>): CallToolResult {
-  const key = `${tool.name}\u0000${options.embed ?? ''}\u0000${options.filter?.join('\u0000') ?? ''}`
-  let byCall = results.get(served.entry)
-  const known = byCall?.get(key)
-  if (known !== undefined) return known
-  const value = valueOf(tool, served, options)
-  const result = toolResult(value === undefined || value === null ? tool.empty ?? null : value)
-  if (byCall === undefined) results.set(served.entry, byCall = new Map())
-  byCall.set(key, result)
-  return result
+  const call = `${tool.name}\u0000${options.embed ?? ''}\u0000${options.filter?.join('\u0000') ?? ''}`
+  return preparedResult(served.entry, call, () => {
+    const value = valueOf(tool, served, options)
+    return toolResult(value === undefined || value === null ? tool.empty ?? null : value)
+  })
 }
 
 /** What a call needs of the POST it came in: its headers and logger, its error URL, its quota step, its client watch. */
@@ -101,53 +95,13 @@ interface CallContext {
   watch: (signal: AbortSignal) => WatchClient
 }
 
-/** A call the hit lane may answer (McpQuick.check): checked as the quick way checks it, its query made. */
-export interface LaneCall {
-  readonly prepared: PreparedTool
-  readonly args: Args
-  /** The call's `GET /` with no `x-api-header-*` of the POST's own (those are added per POST). */
-  readonly mapped: CallRequest
-}
-
-/**
- * The quick way of POST /mcp for the hit lane (routes/hit-lane.ts), on pro only (no quota step), in two parts: the
- * checks that depend on the message alone, which the lane may keep for a later POST of the same message (another id
- * aside), and the answer, which looks for the entry in hand on every POST.
- */
-export interface McpQuick {
-  /** A parsed body's call and its id when the quick way takes it, else undefined (the POST must go to Fastify). */
-  check: (body: unknown) => { call: LaneCall, id: RequestId } | undefined
-  /** The response text of a checked call under `id` when its answer is in hand, else undefined (Fastify's then). */
-  answer: (call: LaneCall, id: RequestId, headers: IncomingHttpHeaders, protocolVersion: string | undefined, errorUrl: (query: string) => string) => { text: string, bytes: number } | undefined
-}
-
-function forwardsHeaders (headers: IncomingHttpHeaders): boolean {
-  for (const name in headers) if (name.startsWith(API_HEADER_PREFIX)) return true
-  return false
-}
-
-const PREREAD = Symbol('pagecast.mcpBody')
-
-/** Hands a body the hit lane read to this route, which parses it as if it came off the socket. */
-export function markPreread (raw: IncomingMessage, body: Buffer): void {
-  (raw as IncomingMessage & { [PREREAD]?: Buffer })[PREREAD] = body
-}
-
 function bodyError (detail: string, cause?: unknown): AppError {
   return new AppError('EINVALQUERY', { data: { body: detail }, cause })
 }
 
-export async function mcpRoutes (app: FastifyInstance, { ctx, core, quick }: { ctx: AppContext, core: ServeCore, quick?: (q: McpQuick) => void }): Promise<void> {
+export async function mcpRoutes (app: FastifyInstance, { ctx, core }: { ctx: AppContext, core: ServeCore }): Promise<void> {
   const server = createMcpServer({ name: 'pagecast', version: serviceVersion(), tools: TOOLS })
   const json = app.getDefaultJsonParser('error', 'error')
-  // A body the hit lane read before handing the POST over is read again from here (Fastify's body limit applies).
-  app.addHook('preParsing', (request, _reply, payload, done) => {
-    const preread = (request.raw as IncomingMessage & { [PREREAD]?: Buffer })[PREREAD]
-    if (preread === undefined) { done(null, payload); return }
-    const stream = Readable.from([preread]) as Readable & { receivedEncodedLength?: number }
-    stream.receivedEncodedLength = preread.length
-    done(null, stream)
-  })
   // This scope's only parser: JSON, prototype poisoning refused; anything else is Fastify's 415.
   app.addContentTypeParser('application/json', { parseAs: 'string', bodyLimit: MCP_BODY_LIMIT }, (request, body, done) => {
     const text = String(body)
@@ -245,7 +199,7 @@ export async function mcpRoutes (app: FastifyInstance, { ctx, core, quick }: { c
   /** Counts one call on free; a spent quota still tells the client its state in the headers, as GET / does. */
   async function countCall (request: FastifyRequest, reply: FastifyReply): Promise<Record<string, string>> {
     try {
-      return await core.countQuota(request.ip, request.log)
+      return await core.countQuota(request.ip, request.log) ?? {}
     } catch (err) {
       if (err instanceof AppError && err.code === 'ERATE') {
         const { 'retry-after': _retry, ...quota } = err.headers
@@ -267,38 +221,6 @@ export async function mcpRoutes (app: FastifyInstance, { ctx, core, quick }: { c
     return { data: file.body.toString('base64'), mimeType: file.contentType }
   }
 
-  if (quick !== undefined && core.plan === 'pro') {
-    quick({
-      // The quick way's checks (server.check), then the query the call stands for; a screenshot (whose image may
-      // have to be read from storage) and a query that cannot be made go to Fastify, as they leave the quick way.
-      check: (body) => {
-        const checked = server.check(body)
-        if (checked === undefined || checked.prepared.tool.name === 'microlink_screenshot') return undefined
-        let mapped: CallRequest
-        try {
-          mapped = callRequest(checked.prepared.tool, checked.args, {})
-        } catch {
-          return undefined
-        }
-        return { call: { prepared: checked.prepared, args: checked.args, mapped }, id: checked.id }
-      },
-      // What `serve` does on pro with the entry in hand (no quota step: the hit counted, then the result), at once.
-      answer: ({ prepared, args, mapped }, id, headers, protocolVersion, errorUrl) => {
-        if (!server.takesVersion(protocolVersion)) return undefined
-        const { query, headers: callHeaders } = forwardsHeaders(headers) ? callRequest(prepared.tool, args, headers) : mapped
-        const held = core.held(query, callHeaders)
-        if (held === undefined) return undefined
-        let result: CallToolResult
-        try {
-          result = core.answerHeld(held, ({ served, options }) => resultFrom(prepared.tool, served, options))
-        } catch (err) {
-          result = failed({ log: ctx.log, errorUrl }, prepared.tool, query, err)
-        }
-        return resultAnswer(result, id)
-      }
-    })
-  }
-
   app.post('/mcp', { bodyLimit: MCP_BODY_LIMIT }, async (request, reply) => {
     if (request.body === undefined) throw bodyError('A JSON-RPC message is required (content-type: application/json).')
     checkPlan(request, messagesOf(request.body))
@@ -314,9 +236,9 @@ export async function mcpRoutes (app: FastifyInstance, { ctx, core, quick }: { c
   })
 
   // CORS (docs/api.md §6): a browser's preflight of POST /mcp gets POST among the methods; the requested headers are
-  // echoed as on every path (content-type, accept, authorization, x-api-key, mcp-protocol-version, …). Answered by
-  // @fastify/cors's hook with this route's options; other paths keep GET, HEAD, OPTIONS.
-  app.options('/mcp', { config: { cors: { methods: MCP_CORS_METHODS } } }, async (_request, reply) => await reply.code(204).send())
+  // echoed as on every path (content-type, accept, authorization, x-api-key, mcp-protocol-version, …); other paths
+  // keep GET, HEAD, OPTIONS (http/cors.ts).
+  app.route(preflightRoute('/mcp', MCP_CORS_METHODS))
 
   // Stateless: there is no stream to open and no session to end (docs/api.md §15). HEAD follows GET.
   app.get('/mcp', async (_request, reply) => {

@@ -2,7 +2,7 @@
 // plan, the quota, the query (memoized with its cache key), then the pipeline under the request's deadline and the
 // reply (docs/api.md §1.4). `createServeCore` holds the steps one by one, for a caller (POST /mcp) that takes them in
 // its own order; `createServe` runs them in order for one GET request.
-import type { IncomingHttpHeaders, IncomingMessage } from 'node:http'
+import type { IncomingHttpHeaders } from 'node:http'
 import type { FastifyBaseLogger, FastifyReply, FastifyRequest } from 'fastify'
 import type { Logger } from 'pino'
 import type { AppContext } from '../context.ts'
@@ -13,7 +13,8 @@ import { AppError } from '../errors.ts'
 import { createDeadline } from '../util/abort.ts'
 import { consumeQuota } from '../http/quota.ts'
 import { quotaSubject } from '../http/client-ip.ts'
-import { audienceOf, serverTiming, setCacheHeaders } from '../http/reply.ts'
+import { audienceOf, setCacheHeaders } from '../http/reply.ts'
+import { serverTiming } from '../http/timing.ts'
 import { createQueries, type ParsedQuery } from '../query/index.ts'
 import { runWithEgress } from '../net/egress-scope.ts'
 import { assertProxyLiteralAllowed, parseUpstreamProxy } from '../net/proxy-tunnel.ts'
@@ -42,12 +43,11 @@ export interface ServeCore {
   readonly plan: Plan
   /** Step 2: EPRO on free when a key is presented, EAUTH on pro when it is missing or unknown. */
   checkPlan: (key: string | undefined) => void
-  /** Whether step 3 counts anything here (the free listener with a limit): without it, countQuota answers {}. */
-  readonly countsQuota: boolean
-  /** Step 3: counts one request of this client against the free quota (ERATE when spent); the quota headers. */
-  countQuota: (ip: string, log: FastifyBaseLogger) => Promise<Record<string, string>>
-  /** The raw query's options and cache key when an earlier request parsed them (the memo), without parsing. */
-  peek: (raw: string, headers: IncomingHttpHeaders) => ParsedQuery | undefined
+  /**
+   * Step 3: counts one request of this client against the free quota (ERATE when spent): the quota headers; or
+   * undefined, at once, where nothing is counted (pro, or no limit), so that a caller has nothing to wait for.
+   */
+  countQuota: (ip: string, log: FastifyBaseLogger) => Promise<Record<string, string>> | undefined
   /**
    * Steps 4 to 10: the raw `GET /` query parsed (memoized) and checked, then the pipeline, then `answer` with the
    * result, both under the request's deadline (its signal is the one `answer` gets). Given `held` (what `held` found
@@ -55,13 +55,11 @@ export interface ServeCore {
    */
   run: <T>(raw: string, headers: IncomingHttpHeaders, log: FastifyBaseLogger, watch: WatchClient, answer: (ran: Ran, signal: AbortSignal) => Promise<T>, held?: Ran) => Promise<T>
   /**
-   * The query's answer when it waits on nothing (the entry held in process, as `run` finds it), for a caller that
-   * decides by it before the quota; undefined otherwise, a query that is refused included (`run` reports that, in its
-   * order). Nothing is counted and nothing thrown.
+   * The query's answer when it waits on nothing (the entry held in process, as `run` finds it), for POST /mcp's
+   * quick way (mcp/server.ts), which then passes it to `run`; undefined otherwise, a query that is refused included
+   * (`run` reports that, in its order). Nothing is counted and nothing thrown.
    */
   held: (raw: string, headers: IncomingHttpHeaders) => Ran | undefined
-  /** What `run` does with `held` (the hit counted, then `answer`), at once, for a caller whose answer is synchronous. */
-  answerHeld: <T>(held: Ran, answer: (ran: Ran, signal: AbortSignal) => T) => T
 }
 
 /** The signal of an answer that waits on nothing (see run): it never aborts. */
@@ -98,9 +96,12 @@ export function createServeCore (ctx: AppContext, plan: Plan): ServeCore {
 
   const countsQuota = plan === 'free' && ctx.config.freeDailyLimit !== 0
 
-  async function countQuota (ip: string, log: FastifyBaseLogger): Promise<Record<string, string>> {
+  function countQuota (ip: string, log: FastifyBaseLogger): Promise<Record<string, string>> | undefined {
+    return countsQuota ? counted(ip, log) : undefined
+  }
+
+  async function counted (ip: string, log: FastifyBaseLogger): Promise<Record<string, string>> {
     const limit = ctx.config.freeDailyLimit
-    if (!countsQuota) return {}
     try {
       return (await consumeQuota(ctx.store, quotaSubject(ip), limit)).headers
     } catch (err) {
@@ -137,9 +138,9 @@ export function createServeCore (ctx: AppContext, plan: Plan): ServeCore {
     return served === undefined ? undefined : { served, options }
   }
 
-  function answerHeld<T> (ran: Ran, answer: (ran: Ran, signal: AbortSignal) => T): T {
+  async function answerHeld<T> (ran: Ran, answer: (ran: Ran, signal: AbortSignal) => Promise<T>): Promise<T> {
     ctx.metrics.cache('HIT')
-    return answer(ran, NEVER_ABORTED)
+    return await answer(ran, NEVER_ABORTED)
   }
 
   function held (raw: string, headers: IncomingHttpHeaders): Ran | undefined {
@@ -178,30 +179,15 @@ export function createServeCore (ctx: AppContext, plan: Plan): ServeCore {
     }
   }
 
-  return { plan, countsQuota, checkPlan, countQuota, run, held, answerHeld, peek: (raw, headers) => queries.peek(plan, raw, headers) }
-}
-
-/** The outcome of step 3 when the hit lane counted the request before handing it over (http/hit-lane.ts). */
-export type QuotaCounted = { headers: Record<string, string> } | { error: unknown }
-
-const QUOTA_COUNTED = Symbol('pagecast.quotaCounted')
-
-/** Records on the raw request that its quota step is done, so the Fastify path does not count it again. */
-export function markQuotaCounted (raw: IncomingMessage, outcome: QuotaCounted): void {
-  (raw as IncomingMessage & { [QUOTA_COUNTED]?: QuotaCounted })[QUOTA_COUNTED] = outcome
-}
-
-function quotaCounted (raw: IncomingMessage): QuotaCounted | undefined {
-  return (raw as IncomingMessage & { [QUOTA_COUNTED]?: QuotaCounted })[QUOTA_COUNTED]
+  return { plan, checkPlan, countQuota, run, held }
 }
 
 export function createServe (core: ServeCore): Serve {
   return async function serve (request, reply, query, send) {
     core.checkPlan(headerValue(request.headers['x-api-key']))
-    const counted = quotaCounted(request.raw)
     // Nothing to count (pro, or no limit): no call and no await.
-    if (counted === undefined) { if (core.countsQuota) reply.headers(await core.countQuota(request.ip, request.log)) } else if ('error' in counted) throw counted.error
-    else reply.headers(counted.headers)
+    const counting = core.countQuota(request.ip, request.log)
+    if (counting !== undefined) reply.headers(await counting)
     const watch: WatchClient = (abort) => {
       const onClose = (): void => { if (!reply.raw.writableFinished) abort() }
       reply.raw.once('close', onClose)

@@ -1,7 +1,7 @@
 // cache-control and Vary of every answer (docs/api.md §6), through real listeners on loopback: the free listener's
 // answers are `public`; the pro listener's, and any computed with forwarded headers or a proxy, are `private` with
-// `Vary: x-api-key`, so a shared cache in front never hands one caller's answer to another. The Fastify path and the
-// hit lane (routes/hit-lane.ts) answer the same; JSON, embeds and the content endpoints alike; errors are `no-store`.
+// `Vary: x-api-key`, so a shared cache in front never hands one caller's answer to another. A held hit's prepared
+// answer (http/prepared.ts) and a computed one alike; JSON, embeds and the content endpoints alike; errors are `no-store`.
 import http from 'node:http'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { FastifyInstance } from 'fastify'
@@ -28,18 +28,18 @@ interface Listener { app: FastifyInstance, url: string }
 
 let fx: FixtureServer
 let built: Built
-// Each listener twice: with the hit lane (a held HIT answered before Fastify) and without (always Fastify's path).
+// Each listener twice over one context (`lane` and `path`, the names of the two paths a hit once had): a hit held
+// in process answers the same on either.
 let lane: { pro: Listener, free: Listener }
 let path: { pro: Listener, free: Listener }
 
-async function listen (plan: 'free' | 'pro', hitLane: boolean): Promise<Listener> {
-  const app = await buildApp(built.ctx, { plan, hitLane })
+async function listen (plan: 'free' | 'pro', _second: boolean): Promise<Listener> {
+  const app = await buildApp(built.ctx, { plan })
   return { app, url: await app.listen({ port: 0, host: '127.0.0.1' }) }
 }
 
 beforeAll(async () => {
   fx = await startFixtureServer()
-  // Info level: debug logging turns the hit lane off.
   built = await build({ ALLOW_PRIVATE_HOSTS: fx.host, API_KEYS: KEY, LOG_LEVEL: 'info', FREE_DAILY_LIMIT: '1000' })
   lane = { pro: await listen('pro', true), free: await listen('free', true) }
   path = { pro: await listen('pro', false), free: await listen('free', false) }
@@ -55,7 +55,7 @@ const PRIVATE_KEPT = /^private, immutable, max-age=\d+$/
 const pro = { 'x-api-key': KEY }
 
 describe('cache-control and Vary (docs/api.md §6)', () => {
-  it('free: public on MISS and HIT (hit lane and Fastify path), public must-revalidate on BYPASS, no Vary: x-api-key', async () => {
+  it('free: public on MISS and HIT (two listeners over one context), public must-revalidate on BYPASS, no Vary: x-api-key', async () => {
     const query = `/?${qs({ url: `${fx.origin}/article/?ch=free`, 'meta.title': true })}`
     const miss = await get(lane.free.url, query)
     expect(miss.headers['x-cache-status']).toBe('MISS')
@@ -72,7 +72,7 @@ describe('cache-control and Vary (docs/api.md §6)', () => {
     expect(forced.headers.vary).toBeUndefined()
   })
 
-  it('pro: private with Vary: x-api-key on MISS, HIT (hit lane and Fastify path, compressed or not) and BYPASS', async () => {
+  it('pro: private with Vary: x-api-key on MISS, HIT (two listeners over one context, compressed or not) and BYPASS', async () => {
     // Over 1 KiB, so compressed answers are compared too.
     const query = `/?${qs({ url: `${fx.origin}/article/?ch=pro`, 'data.head.selector': 'head', 'data.head.attr': 'html' })}`
     const miss = await get(lane.pro.url, query, pro)

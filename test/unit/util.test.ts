@@ -6,7 +6,7 @@ import { escapeHtml } from '../../src/util/html.ts'
 import { sha256 } from '../../src/util/hash.ts'
 import { deepFreeze } from '../../src/util/freeze.ts'
 import prettyMs from 'pretty-ms'
-import { pretty } from '../../src/http/reply.ts'
+import { pretty } from '../../src/http/timing.ts'
 import { redactCredentials, redactUrl } from '../../src/logger.ts'
 
 describe('url', () => {
