@@ -14,7 +14,7 @@ import { createDeadline } from '../util/abort.ts'
 import { consumeQuota } from '../http/quota.ts'
 import { tenantOf } from '../http/auth.ts'
 import type { Tenant } from '../tenants/types.ts'
-import { checkTenantPlan, givenParameters } from '../tenants/plan.ts'
+import { checkDenied, checkMaxTtl, givenParameters } from '../tenants/plan.ts'
 import { quotaSubject } from '../http/client-ip.ts'
 import { audienceOf, serverTiming, setCacheHeaders } from '../http/reply.ts'
 import { parseQuery } from '../schemas/query.ts'
@@ -158,16 +158,18 @@ export function createServeCore (ctx: AppContext, plan: Plan): ServeCore {
     return answer(ran, NEVER_ABORTED)
   }
 
-  /** The tenant's plan (EPLAN) and count (ERATE): its x-rate-limit-* headers. */
-  async function admit (tenant: Tenant, raw: string, headers: IncomingHttpHeaders, options: Readonly<ExtractOptions>, log: FastifyBaseLogger): Promise<Record<string, string>> {
-    checkTenantPlan(tenant.plan, givenParameters(raw, headers), options.ttl)
+  /** The tenant's maxTtl (EPLAN) and count (ERATE) once the query is known good: its x-rate-limit-* headers. */
+  async function admit (tenant: Tenant, given: ReadonlySet<string>, options: Readonly<ExtractOptions>, log: FastifyBaseLogger): Promise<Record<string, string>> {
+    checkMaxTtl(tenant.plan, given, options.ttl)
     return await ctx.limits.count(tenant, log as Logger)
   }
 
   function admitsHeld (tenant: Tenant, raw: string, headers: IncomingHttpHeaders, options: Readonly<ExtractOptions>): boolean {
     if (tenant.plan.daily !== undefined || tenant.plan.monthly !== undefined) return false
     try {
-      checkTenantPlan(tenant.plan, givenParameters(raw, headers), options.ttl)
+      const given = givenParameters(raw, headers)
+      checkDenied(tenant.plan, given)
+      checkMaxTtl(tenant.plan, given, options.ttl)
     } catch {
       return false
     }
@@ -188,9 +190,12 @@ export function createServeCore (ctx: AppContext, plan: Plan): ServeCore {
   async function run<T> (
     raw: string, headers: IncomingHttpHeaders, log: FastifyBaseLogger, watch: WatchClient, answer: (ran: Ran, signal: AbortSignal) => Promise<T>, known?: Ran, tenant?: Tenant
   ): Promise<T> {
+    // A parameter the tenant's plan denies is refused whatever its value; the request is counted once its query is
+    // known good and its plan allows it (docs/api.md §16).
+    const given = tenant === undefined ? undefined : givenParameters(raw, headers)
+    if (given !== undefined) checkDenied(tenant!.plan, given)
     const query = known === undefined ? parsed(raw, headers) : undefined
-    // A tenant's request is counted once its query is known good and its plan allows it (docs/api.md §16).
-    const limits = tenant === undefined ? undefined : await admit(tenant, raw, headers, known?.options ?? query!.options, log)
+    const limits = given === undefined ? undefined : await admit(tenant!, given, known?.options ?? query!.options, log)
     const ready = known ?? heldFor(query!)
     if (ready !== undefined) return await answerHeld(limits === undefined ? ready : { ...ready, limits }, answer, tenant)
     const { options, cacheKey } = query!

@@ -16,8 +16,8 @@ function overlaps (given: string, denied: string): boolean {
   return given === denied || given.startsWith(`${denied}.`) || denied.startsWith(`${given}.`)
 }
 
-/** Throws EPLAN when the plan denies a given parameter, or `ttl` (in ms, given) is over its maxTtl. */
-export function checkTenantPlan (plan: TenantPlan, given: ReadonlySet<string>, ttl: number | undefined): void {
+/** Throws EPLAN when the plan denies a given parameter (before the values are checked: any value is refused). */
+export function checkDenied (plan: TenantPlan, given: ReadonlySet<string>): void {
   if (plan.deny !== undefined) {
     for (const name of given) {
       const denied = plan.deny.find(d => overlaps(name, d))
@@ -26,6 +26,10 @@ export function checkTenantPlan (plan: TenantPlan, given: ReadonlySet<string>, t
       }
     }
   }
+}
+
+/** Throws EPLAN when `ttl` (in ms, given) is over the plan's maxTtl. */
+export function checkMaxTtl (plan: TenantPlan, given: ReadonlySet<string>, ttl: number | undefined): void {
   if (plan.maxTtl !== undefined && given.has('ttl') && ttl !== undefined && ttl > plan.maxTtl) {
     throw new AppError('EPLAN', { data: { ttl: `The plan allows a ttl of at most ${plan.maxTtl} ms.` } })
   }
