@@ -3,6 +3,9 @@
 // (test/unit/tenants.test.ts); sha256: keys end to end; no client reads another's private result; no secret of the
 // service's environment in any process of the browser.
 import { createHash } from 'node:crypto'
+import { mkdtempSync, writeFileSync } from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
 import { CHILD_ENV_NAMES, CHILD_ENV_PREFIXES } from '../../src/config.ts'
 import { build, qs, type Built } from '../helpers/build.ts'
@@ -222,10 +225,14 @@ describe('private results', () => {
 })
 
 describe("the browser's environment", () => {
-  it('holds no secret of the service: not API_KEYS, the S3 credentials, REDIS_URL or anything else beyond the allowlist', async () => {
+  it('holds no secret of the service: not API_KEYS, KEYS_FILE, the S3 credentials, REDIS_URL or anything else beyond the allowlist', async () => {
+    // A tenants' file whose path and key digest are markers too.
+    const keysFile = path.join(mkdtempSync(path.join(os.tmpdir(), 'pagecast-keys-')), 'env-keys-file-secret-86.json')
+    writeFileSync(keysFile, JSON.stringify({ tenants: { envtenant: { keys: [`sha256:${sha256('env-tenant-key-secret-87').toString('hex')}`] } } }))
     // The service's environment, as server.ts gives it to loadConfig (process.env), with secrets in it.
     const secrets: Record<string, string> = {
       API_KEYS: 'env-api-key-secret-81,sha256:' + 'ab'.repeat(32),
+      KEYS_FILE: keysFile,
       S3_ACCESS_KEY_ID: 'env-s3-access-key-secret-82',
       S3_SECRET_ACCESS_KEY: 'env-s3-secret-key-secret-83',
       REDIS_URL: `${inject('redisUrl')}/0?secret-84`,
@@ -267,6 +274,7 @@ describe("the browser's environment", () => {
         const names = environ.map(entry => entry.slice(0, entry.indexOf('=')))
         // (Chromium retitles its zygotes over their original environment block, so not every block is a list of
         // variables; none may hold a secret either way.)
+        expect(environ.join('\n'), `pid ${pid} holds a tenant's key digest`).not.toContain(sha256('env-tenant-key-secret-87').toString('hex'))
         for (const [name, value] of Object.entries(secrets)) {
           expect(names, `pid ${pid} has ${name}`).not.toContain(name)
           for (const part of value.split(',')) expect(environ.join('\n'), `pid ${pid} holds the value of ${name}`).not.toContain(part)
