@@ -23,6 +23,7 @@ import { contentRoutes } from './routes/content.ts'
 import { createServe, createServeCore } from './routes/serve.ts'
 import { mcpRoutes } from './routes/mcp.ts'
 import { healthRoutes } from './routes/health.ts'
+import { usageRoutes } from './routes/usage.ts'
 import { docsRoutes } from './routes/docs.ts'
 import { filesRoutes } from './routes/files.ts'
 import { metricsRoutes } from './routes/metrics.ts'
@@ -167,6 +168,7 @@ export async function buildApp (ctx: AppContext, { plan }: { plan: Plan }): Prom
   // POST /mcp: the same steps, one tools/call at a time, in its own scope with its own body parser (docs/api.md §15).
   await app.register(mcpRoutes, { ctx, core })
   await app.register(healthRoutes, { ctx, plan })
+  if (plan === 'pro') await app.register(usageRoutes, { ctx })
   // /metrics is here unless it has its own listener (METRICS_PORT) or is off (METRICS=false): docs/api.md §12.2.
   if (ctx.config.metrics && ctx.config.metricsPort === undefined) await app.register(metricsRoutes, { ctx })
   await app.register(docsRoutes, { plan })

@@ -170,7 +170,9 @@ export async function mcpRoutes (app: FastifyInstance, { ctx, core }: { ctx: App
           if (args.apiKey !== undefined) core.checkPlan(String(args.apiKey))
           await c.countQuota()
         }
-        return await core.run(query, headers, c.log, watch, async ({ served, options }) => await answerOf(tool, served, options), held)
+        // On pro, the call is counted against its key's tenant (docs/api.md §16).
+        const tenant = core.plan === 'pro' ? core.checkPlan(args.apiKey !== undefined ? String(args.apiKey) : presentedKey(c.headers)) : undefined
+        return await core.run(query, headers, c.log, watch, async ({ served, options }) => await answerOf(tool, served, options), held, tenant)
       } catch (err) {
         return failed(c, tool, query, err)
       }

@@ -12,6 +12,9 @@ import type { ExtractOptions } from '../schemas/options.ts'
 import { AppError } from '../errors.ts'
 import { createDeadline } from '../util/abort.ts'
 import { consumeQuota } from '../http/quota.ts'
+import { tenantOf } from '../http/auth.ts'
+import type { Tenant } from '../tenants/types.ts'
+import { checkDenied, checkMaxTtl, givenParameters } from '../tenants/plan.ts'
 import { quotaSubject } from '../http/client-ip.ts'
 import { audienceOf, setCacheHeaders } from '../http/reply.ts'
 import { serverTiming } from '../http/timing.ts'
@@ -36,13 +39,15 @@ export type WatchClient = (abort: () => void) => () => void
 export interface Ran {
   served: Served
   options: Readonly<ExtractOptions>
+  /** The tenant's x-rate-limit-* headers (a plan with a daily limit, docs/api.md §16). */
+  limits?: Record<string, string>
 }
 
 /** The steps of docs/api.md §1.4, each on its own. */
 export interface ServeCore {
   readonly plan: Plan
-  /** Step 2: EPRO on free when a key is presented, EAUTH on pro when it is missing or unknown. */
-  checkPlan: (key: string | undefined) => void
+  /** Step 2: EPRO on free when a key is presented, EAUTH on pro when it is missing or unknown; the pro key's tenant. */
+  checkPlan: (key: string | undefined) => Tenant | undefined
   /**
    * Step 3: counts one request of this client against the free quota (ERATE when spent): the quota headers; or
    * undefined, at once, where nothing is counted (pro, or no limit), so that a caller has nothing to wait for.
@@ -53,7 +58,7 @@ export interface ServeCore {
    * result, both under the request's deadline (its signal is the one `answer` gets). Given `held` (what `held` found
    * for this query), `answer` gets that at once.
    */
-  run: <T>(raw: string, headers: IncomingHttpHeaders, log: FastifyBaseLogger, watch: WatchClient, answer: (ran: Ran, signal: AbortSignal) => Promise<T>, held?: Ran) => Promise<T>
+  run: <T>(raw: string, headers: IncomingHttpHeaders, log: FastifyBaseLogger, watch: WatchClient, answer: (ran: Ran, signal: AbortSignal) => Promise<T>, held?: Ran, tenant?: Tenant) => Promise<T>
   /**
    * The query's answer when it waits on nothing (the entry held in process, as `run` finds it), for POST /mcp's
    * quick way (mcp/server.ts), which then passes it to `run`; undefined otherwise, a query that is refused included
@@ -80,18 +85,16 @@ export function createServeCore (ctx: AppContext, plan: Plan): ServeCore {
     }
   })
 
-  function checkPlan (key: string | undefined): void {
+  function checkPlan (key: string | undefined): Tenant | undefined {
     if (plan === 'free') {
       if (key !== undefined) {
         throw new AppError('EPRO', {
           data: { 'x-api-key': `Requests with an API key go to the pro endpoint (port ${ctx.config.proPort}).` }
         })
       }
-      return
+      return undefined
     }
-    if (!ctx.verifyKey(key)) {
-      throw new AppError('EAUTH', { data: { 'x-api-key': key === undefined ? 'The header is missing.' : 'The key is not registered.' } })
-    }
+    return tenantOf(ctx.tenants, key)
   }
 
   const countsQuota = plan === 'free' && ctx.config.freeDailyLimit !== 0
@@ -138,9 +141,16 @@ export function createServeCore (ctx: AppContext, plan: Plan): ServeCore {
     return served === undefined ? undefined : { served, options }
   }
 
-  async function answerHeld<T> (ran: Ran, answer: (ran: Ran, signal: AbortSignal) => Promise<T>): Promise<T> {
+  async function answerHeld<T> (ran: Ran, answer: (ran: Ran, signal: AbortSignal) => Promise<T>, tenant?: Tenant): Promise<T> {
     ctx.metrics.cache('HIT')
+    if (tenant !== undefined) ctx.metrics.tenantHit(tenant.name)
     return await answer(ran, NEVER_ABORTED)
+  }
+
+  /** The tenant's maxTtl (EPLAN) and count (ERATE) once the query is known good: its x-rate-limit-* headers. */
+  async function admit (tenant: Tenant, given: ReadonlySet<string>, options: Readonly<ExtractOptions>, log: FastifyBaseLogger): Promise<Record<string, string>> {
+    checkMaxTtl(tenant.plan, given, options.ttl)
+    return await ctx.limits.count(tenant, log as Logger)
   }
 
   function held (raw: string, headers: IncomingHttpHeaders): Ran | undefined {
@@ -154,13 +164,19 @@ export function createServeCore (ctx: AppContext, plan: Plan): ServeCore {
   }
 
   async function run<T> (
-    raw: string, headers: IncomingHttpHeaders, log: FastifyBaseLogger, watch: WatchClient, answer: (ran: Ran, signal: AbortSignal) => Promise<T>, known?: Ran
+    raw: string, headers: IncomingHttpHeaders, log: FastifyBaseLogger, watch: WatchClient, answer: (ran: Ran, signal: AbortSignal) => Promise<T>, known?: Ran, tenant?: Tenant
   ): Promise<T> {
-    if (known !== undefined) return await answerHeld(known, answer)
-    const query = parsed(raw, headers)
-    const ready = heldFor(query)
-    if (ready !== undefined) return await answerHeld(ready, answer)
-    const { options, cacheKey } = query
+    // A parameter the tenant's plan denies is refused whatever its value; the request is counted once its query is
+    // known good and its plan allows it (docs/api.md §16).
+    const given = tenant === undefined ? undefined : givenParameters(raw, headers)
+    if (given !== undefined) checkDenied(tenant!.plan, given)
+    const query = known === undefined ? parsed(raw, headers) : undefined
+    const limits = given === undefined ? undefined : await admit(tenant!, given, known?.options ?? query!.options, log)
+    const ready = known ?? heldFor(query!)
+    if (ready !== undefined) return await answerHeld(limits === undefined ? ready : { ...ready, limits }, answer, tenant)
+    const { options, cacheKey } = query!
+    // A tenant's computations in flight are held to its plan's concurrency (cache hits and joined flights take no slot).
+    const gate = tenant?.plan.concurrency === undefined ? undefined : async (signal: AbortSignal, until: number) => await ctx.limits.slot(tenant, signal, until)
 
     const deadline = Date.now() + options.timeout
     const timer = createDeadline(options.timeout, () =>
@@ -170,8 +186,9 @@ export function createServeCore (ctx: AppContext, plan: Plan): ServeCore {
     try {
       // Everything fetched for this request, an embedded asset included, goes through its proxy (egress-scope.ts).
       return await runWithEgress({ proxy: options.proxy, carried: false }, async () => {
-        const served = await ctx.pipeline.serve(options, { signal: timer.signal, log: log as Logger, cacheKey, deadline })
-        return await answer({ served, options }, timer.signal)
+        const served = await ctx.pipeline.serve(options, { signal: timer.signal, log: log as Logger, cacheKey, deadline, ...(gate === undefined ? {} : { gate }) })
+        if (tenant !== undefined && served.status === 'HIT') ctx.metrics.tenantHit(tenant.name)
+        return await answer({ served, options, ...(limits === undefined ? {} : { limits }) }, timer.signal)
       })
     } finally {
       timer.dispose()
@@ -180,11 +197,12 @@ export function createServeCore (ctx: AppContext, plan: Plan): ServeCore {
   }
 
   return { plan, checkPlan, countQuota, run, held }
+
 }
 
 export function createServe (core: ServeCore): Serve {
   return async function serve (request, reply, query, send) {
-    core.checkPlan(headerValue(request.headers['x-api-key']))
+    const tenant = core.checkPlan(headerValue(request.headers['x-api-key']))
     // Nothing to count (pro, or no limit): no call and no await.
     const counting = core.countQuota(request.ip, request.log)
     if (counting !== undefined) reply.headers(await counting)
@@ -193,10 +211,11 @@ export function createServe (core: ServeCore): Serve {
       reply.raw.once('close', onClose)
       return () => { reply.raw.removeListener('close', onClose) }
     }
-    return await core.run(query(), request.headers, request.log, watch, async ({ served, options }, signal) => {
+    return await core.run(query(), request.headers, request.log, watch, async ({ served, options, limits }, signal) => {
+      if (limits !== undefined) reply.headers(limits)
       setCacheHeaders(reply, served, Date.now(), audienceOf(core.plan, options))
       reply.header('server-timing', serverTiming(served.timings, performance.now() - request.startedAt))
       return await send(reply, served, options, signal)
-    })
+    }, undefined, tenant)
   }
 }

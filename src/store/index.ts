@@ -7,7 +7,7 @@ import { createMemoryStore } from './memory.ts'
 import { createRedisStore } from './redis.ts'
 import type { Store } from './types.ts'
 
-export type { ReadOrLock, Store, WindowHit } from './types.ts'
+export type { ReadOrLock, Store, UsageCount, UsageKeys, WindowHit } from './types.ts'
 
 export interface StoreOptions {
   redis: RedisConnection | undefined

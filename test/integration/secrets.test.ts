@@ -1,55 +1,21 @@
 // Keys and secrets (docs/api.md §10), beyond api.test.ts's fetch-path log check: a render with forwarded
-// headers, cookies, authorization and proxy credentials, error logs included; keys hashed before the
-// constant-time comparison; sha256: keys end to end; no client reads another's private result; no secret of the
+// headers, cookies, authorization and proxy credentials, error logs included; keys looked up by their hash
+// (test/unit/tenants.test.ts); sha256: keys end to end; no client reads another's private result; no secret of the
 // service's environment in any process of the browser.
 import { createHash } from 'node:crypto'
-import { afterAll, beforeAll, describe, expect, inject, it, vi } from 'vitest'
+import { mkdtempSync, writeFileSync } from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
 import { CHILD_ENV_NAMES, CHILD_ENV_PREFIXES } from '../../src/config.ts'
 import { build, qs, type Built } from '../helpers/build.ts'
 import { startFixtureServer, type FixtureServer } from '../helpers/fixture-server.ts'
 import { freePort } from '../setup/global-setup.ts'
 import { browserProcesses, environOf } from '../helpers/processes.ts'
 
-// Records every timingSafeEqual call of the key verifier (the real one still answers).
-const compared = vi.hoisted(() => [] as Array<[Buffer, Buffer]>)
-vi.mock('node:crypto', async (importOriginal) => {
-  const original = await importOriginal<typeof import('node:crypto')>()
-  return {
-    ...original,
-    timingSafeEqual: (a: NodeJS.ArrayBufferView, b: NodeJS.ArrayBufferView) => {
-      compared.push([Buffer.from(a.buffer, a.byteOffset, a.byteLength), Buffer.from(b.buffer, b.byteOffset, b.byteLength)])
-      return original.timingSafeEqual(a, b)
-    }
-  }
-})
-
-const { createKeyVerifier } = await import('../../src/http/auth.ts')
-
 function sha256 (value: string): Buffer {
   return createHash('sha256').update(value).digest()
 }
-
-describe('createKeyVerifier', () => {
-  it('hashes the presented key and compares 32-byte digests with every entry, without early exit', () => {
-    const verify = createKeyVerifier(['first-key', `sha256:${sha256('second-key').toString('hex')}`])
-    compared.length = 0
-    expect(verify('first-key')).toBe(true)
-    // A match on the first entry still compares with the second.
-    expect(compared).toHaveLength(2)
-    for (const [a, b] of compared) {
-      expect(a.equals(sha256('first-key'))).toBe(true)
-      expect(a.length).toBe(32)
-      expect(b.length).toBe(32)
-    }
-    expect(compared.map(([, b]) => b.toString('hex'))).toEqual([sha256('first-key').toString('hex'), sha256('second-key').toString('hex')])
-
-    // Any length is hashed to 32 bytes first: no length-dependent shortcut, no throw.
-    compared.length = 0
-    expect(verify('x'.repeat(10_000))).toBe(false)
-    expect(compared).toHaveLength(2)
-    expect(compared.every(([a]) => a.equals(sha256('x'.repeat(10_000))))).toBe(true)
-  })
-})
 
 const PLAIN_KEY = 'plain-key-secret-1f2e'
 const HASHED_KEY = 'hashed-key-secret-9a8b'
@@ -259,10 +225,14 @@ describe('private results', () => {
 })
 
 describe("the browser's environment", () => {
-  it('holds no secret of the service: not API_KEYS, the S3 credentials, REDIS_URL or anything else beyond the allowlist', async () => {
+  it('holds no secret of the service: not API_KEYS, KEYS_FILE, the S3 credentials, REDIS_URL or anything else beyond the allowlist', async () => {
+    // A tenants' file whose path and key digest are markers too.
+    const keysFile = path.join(mkdtempSync(path.join(os.tmpdir(), 'pagecast-keys-')), 'env-keys-file-secret-86.json')
+    writeFileSync(keysFile, JSON.stringify({ tenants: { envtenant: { keys: [`sha256:${sha256('env-tenant-key-secret-87').toString('hex')}`] } } }))
     // The service's environment, as server.ts gives it to loadConfig (process.env), with secrets in it.
     const secrets: Record<string, string> = {
       API_KEYS: 'env-api-key-secret-81,sha256:' + 'ab'.repeat(32),
+      KEYS_FILE: keysFile,
       S3_ACCESS_KEY_ID: 'env-s3-access-key-secret-82',
       S3_SECRET_ACCESS_KEY: 'env-s3-secret-key-secret-83',
       REDIS_URL: `${inject('redisUrl')}/0?secret-84`,
@@ -304,6 +274,7 @@ describe("the browser's environment", () => {
         const names = environ.map(entry => entry.slice(0, entry.indexOf('=')))
         // (Chromium retitles its zygotes over their original environment block, so not every block is a list of
         // variables; none may hold a secret either way.)
+        expect(environ.join('\n'), `pid ${pid} holds a tenant's key digest`).not.toContain(sha256('env-tenant-key-secret-87').toString('hex'))
         for (const [name, value] of Object.entries(secrets)) {
           expect(names, `pid ${pid} has ${name}`).not.toContain(name)
           for (const part of value.split(',')) expect(environ.join('\n'), `pid ${pid} holds the value of ${name}`).not.toContain(part)
