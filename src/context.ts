@@ -12,7 +12,8 @@ import type { HttpClient, Probe } from './net/types.ts'
 import { PROBE_BYTES } from './media/objects.ts'
 import { createPageReader, type PageReader } from './reader/index.ts'
 import { bundledProviders, createOembed, type OembedClient, type OembedProvider } from './oembed/index.ts'
-import { createKeyVerifier } from './http/auth.ts'
+import { loadTenantDirectory } from './tenants/directory.ts'
+import type { TenantDirectory } from './tenants/types.ts'
 import { desktopUserAgent } from './browser/devices.ts'
 import { createBrowserPool, createLazyBrowserPool, type BrowserPoolOptions, type LazyBrowserPool } from './browser/pool/index.ts'
 import { createAdblockLoader, type AdblockLoader } from './adblock/index.ts'
@@ -40,7 +41,8 @@ export interface AppContext {
   lighthouse: LighthouseRunner
   /** Prometheus metrics of this context (its own registry). */
   metrics: ServiceMetrics
-  verifyKey: (presented: string | undefined) => boolean
+  /** The tenants of API_KEYS and KEYS_FILE, kept current (src/tenants/directory.ts). */
+  tenants: TenantDirectory
   /** Background work (stale refreshes) that shutdown waits for. */
   background: Set<Promise<unknown>>
   /** Set while shutting down: /ready answers 503. */
@@ -62,6 +64,8 @@ export interface ContextOverrides {
 const FETCH_CHROME_VERSION = '131.0.0.0'
 
 export async function createContext (config: Readonly<Config>, log: Logger, overrides: ContextOverrides = {}): Promise<AppContext> {
+  // First: a KEYS_FILE that does not load stops startup before anything is started.
+  const tenants = loadTenantDirectory({ apiKeys: config.apiKeys, keysFile: config.keysFile, log })
   const store = createStore({ redis: config.redis, memoryMaxBytes: config.cacheMemoryBytes }, { log })
   const storage = createStorage(config, { log })
   const cache = createCache(store, { maxEntryBytes: config.cacheMaxEntryBytes })
@@ -110,7 +114,7 @@ export async function createContext (config: Readonly<Config>, log: Logger, over
     adblock: createAdblockLoader(),
     lighthouse,
     metrics: createMetrics({ browserStats: () => browser.stats(), version: serviceVersion() }),
-    verifyKey: createKeyVerifier(config.apiKeys),
+    tenants,
     background: new Set(),
     closing: false
   }
@@ -118,6 +122,7 @@ export async function createContext (config: Readonly<Config>, log: Logger, over
 
 export async function closeContext (ctx: AppContext): Promise<void> {
   ctx.closing = true
+  ctx.tenants.close()
   await Promise.allSettled([...ctx.background])
   await ctx.browser.close()
   await ctx.lighthouse.close()

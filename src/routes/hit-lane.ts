@@ -215,7 +215,7 @@ export function createHitLane (deps: HitLaneDeps): HitLane {
     // A body would have to be drained or the connection closed (http/request-body.ts): Fastify's path does that.
     if (declaredLength(headers) !== 0) return false
     const key = headerValue(headers['x-api-key'])
-    if (plan === 'pro' ? !ctx.verifyKey(key) : key !== undefined) return false
+    if (plan === 'pro' ? key === undefined || ctx.tenants.byKey(key) === undefined : key !== undefined) return false
     const found = held(req, route, raw)
     if (found === undefined) return false
     const lookupMs = performance.now() - startedAt

@@ -12,6 +12,8 @@ import type { ExtractOptions } from '../schemas/options.ts'
 import { AppError } from '../errors.ts'
 import { createDeadline } from '../util/abort.ts'
 import { consumeQuota } from '../http/quota.ts'
+import { tenantOf } from '../http/auth.ts'
+import type { Tenant } from '../tenants/types.ts'
 import { quotaSubject } from '../http/client-ip.ts'
 import { audienceOf, serverTiming, setCacheHeaders } from '../http/reply.ts'
 import { parseQuery } from '../schemas/query.ts'
@@ -44,8 +46,8 @@ export interface Ran {
 /** The steps of docs/api.md §1.4, each on its own. */
 export interface ServeCore {
   readonly plan: Plan
-  /** Step 2: EPRO on free when a key is presented, EAUTH on pro when it is missing or unknown. */
-  checkPlan: (key: string | undefined) => void
+  /** Step 2: EPRO on free when a key is presented, EAUTH on pro when it is missing or unknown; the pro key's tenant. */
+  checkPlan: (key: string | undefined) => Tenant | undefined
   /** Whether step 3 counts anything here (the free listener with a limit): without it, countQuota answers {}. */
   readonly countsQuota: boolean
   /** Step 3: counts one request of this client against the free quota (ERATE when spent); the quota headers. */
@@ -80,18 +82,16 @@ export function createServeCore (ctx: AppContext, plan: Plan): ServeCore {
   const parsedQueries = createParsedQueries()
   const templates = createQueryTemplates()
 
-  function checkPlan (key: string | undefined): void {
+  function checkPlan (key: string | undefined): Tenant | undefined {
     if (plan === 'free') {
       if (key !== undefined) {
         throw new AppError('EPRO', {
           data: { 'x-api-key': `Requests with an API key go to the pro endpoint (port ${ctx.config.proPort}).` }
         })
       }
-      return
+      return undefined
     }
-    if (!ctx.verifyKey(key)) {
-      throw new AppError('EAUTH', { data: { 'x-api-key': key === undefined ? 'The header is missing.' : 'The key is not registered.' } })
-    }
+    return tenantOf(ctx.tenants, key)
   }
 
   const countsQuota = plan === 'free' && ctx.config.freeDailyLimit !== 0
