@@ -8,13 +8,12 @@
 // `sign` takes the secret from the environment variable SIGNING_SECRET when it is set, else the tenant's newest
 // `signing` secret (the last) in the file named by KEYS_FILE (or --keys-file). Never from an argument: a command
 // line is visible to every user of the machine (ps) and lands in shell histories.
-import { hash, randomBytes } from 'node:crypto'
-import { readFileSync } from 'node:fs'
+import { randomBytes } from 'node:crypto'
 import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
 import ms from 'ms'
-import { parse as parseYaml } from 'yaml'
 import { signQuery } from '../src/tenants/signed-links.ts'
+import { keyDigest, readTenantFile, TENANT_NAME } from '../src/tenants/directory.ts'
 
 export const SECRET_ENV = 'SIGNING_SECRET'
 
@@ -39,21 +38,17 @@ function randomToken (prefix: string): string {
   return `${prefix}${randomBytes(32).toString('base64url')}`
 }
 
-/** The `signing` secrets a KEYS_FILE declares for `tenant` (JSON or YAML; YAML reads JSON too). */
+/** The `signing` secrets KEYS_FILE declares for `tenant`, read and checked as the service reads it. */
 function fileSecrets (file: string, tenant: string): readonly string[] {
-  let doc: unknown
+  let declared
   try {
-    doc = parseYaml(readFileSync(file, 'utf8'))
+    declared = readTenantFile(file).byName.get(tenant)
   } catch (err) {
-    throw new UsageError(`cannot read ${file}: ${(err as Error).message.split('\n')[0]!}`)
+    throw new UsageError(`cannot use ${file}: ${(err as Error).message}`)
   }
-  const declared = (doc as { tenants?: Record<string, { signing?: unknown }> } | null)?.tenants?.[tenant]
   if (declared === undefined) throw new UsageError(`${file} declares no tenant named ${JSON.stringify(tenant)}`)
-  const signing = declared.signing
-  if (!Array.isArray(signing) || signing.length === 0 || !signing.every((s) => typeof s === 'string' && s !== '')) {
-    throw new UsageError(`the tenant ${JSON.stringify(tenant)} has no \`signing\` secrets in ${file}`)
-  }
-  return signing as string[]
+  if (declared.signing.length === 0) throw new UsageError(`the tenant ${JSON.stringify(tenant)} has no \`signing\` secrets in ${file}`)
+  return declared.signing
 }
 
 function expiryOf (values: { expires?: string, 'expires-in'?: string }, now: number): number | undefined {
@@ -78,10 +73,13 @@ export function runKeys (argv: readonly string[], io: KeysIo): void {
     options: { expires: { type: 'string' }, 'expires-in': { type: 'string' }, 'keys-file': { type: 'string' } }
   })
   const [command, tenant, query, ...rest] = positionals
+  if (tenant !== undefined && command !== 'secret' && !TENANT_NAME.test(tenant)) {
+    throw new UsageError(`a tenant's name is 1-64 of A-Z a-z 0-9 . _ - (starting with a letter or digit): ${JSON.stringify(tenant)} is not`)
+  }
   if (command === 'create' && tenant !== undefined && query === undefined) {
     const key = randomToken('pk_')
     io.out(`New key for ${tenant} (shown once; hand it over now):\n  ${key}\n` +
-      `Add this line to tenants.${tenant}.keys in KEYS_FILE (it is read again within 2 s):\n  "sha256:${hash('sha256', key)}"\n`)
+      `Add this line to tenants.${tenant}.keys in KEYS_FILE (it is read again within 2 s):\n  "sha256:${keyDigest(key)}"\n`)
     return
   }
   if (command === 'secret' && tenant === undefined) {
