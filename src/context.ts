@@ -14,6 +14,7 @@ import { createPageReader, type PageReader } from './reader/index.ts'
 import { bundledProviders, createOembed, type OembedClient, type OembedProvider } from './oembed/index.ts'
 import { loadTenantDirectory } from './tenants/directory.ts'
 import type { TenantDirectory } from './tenants/types.ts'
+import { createTenantLimits, type TenantLimits } from './tenants/limits.ts'
 import { desktopUserAgent } from './browser/devices.ts'
 import { createBrowserPool, createLazyBrowserPool, type BrowserPoolOptions, type LazyBrowserPool } from './browser/pool/index.ts'
 import { createAdblockLoader, type AdblockLoader } from './adblock/index.ts'
@@ -43,6 +44,8 @@ export interface AppContext {
   metrics: ServiceMetrics
   /** The tenants of API_KEYS and KEYS_FILE, kept current (src/tenants/directory.ts). */
   tenants: TenantDirectory
+  /** Their plans at request time: counts, concurrency slots, usage (src/tenants/limits.ts). */
+  limits: TenantLimits
   /** Background work (stale refreshes) that shutdown waits for. */
   background: Set<Promise<unknown>>
   /** Set while shutting down: /ready answers 503. */
@@ -58,6 +61,8 @@ export interface ContextOverrides {
   oembedProviders?: readonly OembedProvider[]
   /** A CA trusted for https `proxy` servers besides the system's (tests run one with a self-signed certificate). */
   proxyCa?: string
+  /** The clock of tenants' days and months (tests move it across a month's end). */
+  now?: () => number
 }
 
 /** The plain fetch presents itself as the desktop browser the default device emulates. */
@@ -99,6 +104,14 @@ export async function createContext (config: Readonly<Config>, log: Logger, over
     log,
     proxyCa: overrides.proxyCa
   })
+  const metrics = createMetrics({ browserStats: () => browser.stats(), version: serviceVersion() })
+  const limits = createTenantLimits({
+    store,
+    log,
+    failMode: config.quotaFailMode,
+    meter: { request: name => { metrics.tenantRequest(name) }, browserSeconds: (name, seconds) => { metrics.tenantBrowserSeconds(name, seconds) } },
+    ...(overrides.now === undefined ? {} : { now: overrides.now })
+  })
   return {
     config,
     log,
@@ -113,8 +126,9 @@ export async function createContext (config: Readonly<Config>, log: Logger, over
     browser,
     adblock: createAdblockLoader(),
     lighthouse,
-    metrics: createMetrics({ browserStats: () => browser.stats(), version: serviceVersion() }),
+    metrics,
     tenants,
+    limits,
     background: new Set(),
     closing: false
   }
