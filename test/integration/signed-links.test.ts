@@ -31,7 +31,7 @@ let browser: Browser | undefined
 const bodies: string[] = []
 
 function writeKeys (signing: readonly string[]): void {
-  writeFileSync(keysFile, JSON.stringify({ tenants: { acme: { keys: [], signing }, quiet: { keys: [] } } }))
+  writeFileSync(keysFile, JSON.stringify({ tenants: { acme: { keys: [], plan: { daily: 1000 }, signing }, quiet: { keys: [] } } }))
 }
 
 beforeAll(async () => {
@@ -109,12 +109,15 @@ describe('signed links', () => {
     expect((await refusal(plain('refusals'))).code).toBe('EAUTH')
   })
 
-  it('two links that differ only in expires share one cache entry', async () => {
+  it('two links that differ only in expires share one cache entry, both counted for the tenant', async () => {
     const first = await get(signQuery(plain('shared'), 'acme', NEW_SECRET, now() + 600))
     const second = await get(signQuery(plain('shared'), 'acme', OLD_SECRET, now() + 1200))
     expect([first.status, second.status]).toEqual([200, 200])
     expect(first.headers.get('x-cache-status')).toBe('MISS')
     expect(second.headers.get('x-cache-status')).toBe('HIT')
+    // Served as the tenant: its plan's day is counted, the hit included.
+    expect(first.headers.get('x-rate-limit-limit')).toBe('1000')
+    expect(Number(first.headers.get('x-rate-limit-remaining')) - Number(second.headers.get('x-rate-limit-remaining'))).toBe(1)
     expect(fx.hitsOf('/plain/')).toBeGreaterThan(0)
   })
 
