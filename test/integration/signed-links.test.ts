@@ -170,6 +170,22 @@ describe('signed links', () => {
     }
   }, 30_000)
 
+  it('/openapi.json describes the signed link as a way in for GET / and the content query form, which takes one', async () => {
+    const doc = await (await fetch(`${proUrl}/openapi.json`)).json() as {
+      components: { securitySchemes: Record<string, { in: string, name: string }> }
+      paths: Record<string, { get: { security: Array<Record<string, unknown>> } }>
+    }
+    expect(doc.components.securitySchemes.signedLink).toMatchObject({ in: 'query', name: 'signature' })
+    for (const route of ['/', '/markdown']) expect(doc.paths[route]!.get.security).toContainEqual({ signedLink: [] })
+    expect(doc.paths['/markdown/{target}']!.get.security).not.toContainEqual({ signedLink: [] })
+    const markdown = await fetch(`${proUrl}/markdown?${signQuery(qs({ url: `${fx.origin}/article/` }), 'acme', NEW_SECRET, now() + 600)}`)
+    expect(markdown.status).toBe(200)
+    expect(markdown.headers.get('content-type')).toMatch(/^text\/markdown/)
+    expect(await markdown.text()).toContain('Shipping faster')
+    const wrong = await fetch(`${proUrl}/markdown?${signQuery(qs({ url: `${fx.origin}/article/` }), 'acme', 'not-a-secret-of-acme')}`)
+    expect([wrong.status, (await wrong.json() as { code: string }).code]).toEqual([403, 'ESIGNATURE'])
+  })
+
   it('puts no secret in a log line, a metric, an error or a browser process', async () => {
     const metrics = await (await app.pro.inject({ url: '/metrics' })).body
     const pid = app.ctx.browser.browserPid()
