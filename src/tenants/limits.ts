@@ -56,7 +56,10 @@ export type SlotRelease = (browser: boolean) => void
 export interface TenantLimits {
   /** Whether the plan can refuse a request before it is computed (daily, monthly, maxTtl, deny). */
   refuses (tenant: Tenant): boolean
-  /** Counts one request (ERATE when the day or month is spent, not counted then); the x-rate-limit-* headers. */
+  /**
+   * Counts one request (ERATE when the day or month is spent, not counted then); the x-rate-limit-* headers. A plan
+   * without daily or monthly cannot refuse: its count is not waited for.
+   */
   count (tenant: Tenant, log?: Logger): Promise<Record<string, string>>
   /** Counts one request of a tenant whose plan cannot refuse it, without waiting for the store. */
   record (tenant: Tenant): void
@@ -104,6 +107,20 @@ export function createTenantLimits (deps: TenantLimitsDeps): TenantLimits {
   }
 
   async function count (tenant: Tenant, log: Logger = deps.log): Promise<Record<string, string>> {
+    const { daily, monthly } = tenant.plan
+    // Nothing to refuse: the answer does not wait for the store.
+    if (daily === undefined && monthly === undefined) {
+      record(tenant)
+      return {}
+    }
+    return await countNow(tenant, log)
+  }
+
+  function record (tenant: Tenant): void {
+    countNow(tenant, deps.log).catch(() => {})
+  }
+
+  async function countNow (tenant: Tenant, log: Logger): Promise<Record<string, string>> {
     const { daily, monthly } = tenant.plan
     const at = now()
     const cal = calendar(at)
@@ -202,7 +219,7 @@ export function createTenantLimits (deps: TenantLimitsDeps): TenantLimits {
   return {
     refuses: ({ plan }) => plan.daily !== undefined || plan.monthly !== undefined || plan.maxTtl !== undefined || plan.deny !== undefined,
     count,
-    record (tenant) { count(tenant).catch(() => {}) },
+    record,
     slot,
     usage
   }
