@@ -7,6 +7,11 @@ export const ERROR_CATALOG = {
     message: 'Invalid API key. Make sure you are attaching your API key as `x-api-key` header.',
     when: 'Pro listener: the `x-api-key` header is missing or not registered.'
   },
+  ESIGNATURE: {
+    status: 403,
+    message: 'The signed link does not verify: check its `keyId`, `expires` and `signature`.',
+    when: 'Pro listener, no `x-api-key`: a signed link\'s `keyId` is unknown or its tenant has no signing secret, its `signature` is missing, not last or does not verify, or its `expires` is past; `data` names the part (docs/api.md §16).'
+  },
   EPRO: {
     status: 400,
     message: 'The free endpoint does not take an API key: send requests that carry `x-api-key` to the pro endpoint.',

@@ -8,6 +8,9 @@ import { PARAMETER_ROWS } from './parameters.ts'
 import type { ParameterRow } from './parameters.ts'
 import { CONTENT_ACCEPTED, CONTENT_PARAMETERS } from '../schemas/content-query.ts'
 
+/** No key (free), a key, or a signed link (pro): the routes a signed link may call. */
+const SIGNABLE = [{}, { apiKey: [] }, { signedLink: [] }]
+
 const CONTENT_TYPES = { markdown: 'text/markdown', text: 'text/plain', html: 'text/html' } as const
 
 /** The content endpoints (docs/api.md §14): query form with GET /'s accepted parameters and their own, and path form. */
@@ -24,7 +27,7 @@ function contentPaths (errors: Record<string, unknown>): Record<string, unknown>
       content: { [type]: { schema: { type: 'string' } } }
     }
     const responses = { 200: ok, ...errors }
-    paths[`/${attr}`] = { get: { operationId: attr, summary: `The page as ${attr} (query form)`, security: [{}, { apiKey: [] }], parameters: [...shared, ...own], responses } }
+    paths[`/${attr}`] = { get: { operationId: attr, summary: `The page as ${attr} (query form)`, security: SIGNABLE, parameters: [...shared, ...own], responses } }
     paths[`/${attr}/{target}`] = {
       get: {
         operationId: `${attr}ByPath`,
@@ -75,7 +78,13 @@ export function openApiDocument (): object {
     servers: [{ url: '/', description: 'This listener: the one that served this document' }],
     components: {
       securitySchemes: {
-        apiKey: { type: 'apiKey', in: 'header', name: 'x-api-key', description: 'Needed on the pro listener; refused (EPRO) on the free one.' }
+        apiKey: { type: 'apiKey', in: 'header', name: 'x-api-key', description: 'Needed on the pro listener; refused (EPRO) on the free one.' },
+        signedLink: {
+          type: 'apiKey',
+          in: 'query',
+          name: 'signature',
+          description: 'Pro listener, instead of the key (docs/tenants.md#signed-links): the query ends in `&keyId=<tenant>[&expires=<unix seconds>]&signature=<hex>`, the lower-case hex HMAC-SHA256 of the raw query before `&signature=` under one of the tenant\'s signing secrets; ESIGNATURE (403) when it does not verify.'
+        }
       }
     },
     paths: {
@@ -83,7 +92,7 @@ export function openApiDocument (): object {
         get: {
           operationId: 'extract',
           summary: 'Extract data from a page',
-          security: [{}, { apiKey: [] }],
+          security: SIGNABLE,
           parameters: [
             ...PARAMETER_ROWS.map(parameterOf),
             {

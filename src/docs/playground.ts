@@ -140,11 +140,23 @@ function fieldsets (fields: readonly FormField[], plan: Plan): string {
   }).join('\n')
 }
 
+/**
+ * A signed link (docs/api.md §16) instead of the key: the tenant's name and one of its signing secrets. The page
+ * signs the query itself (WebCrypto HMAC-SHA256, as src/tenants/signed-links.ts verifies it) and sends only the
+ * signature: the secret never leaves the page. The fields have no `name`, so the query never holds them.
+ */
+const SIGNING_FIELDS = '<details id="signing"><summary>Signed link (for an <code>&lt;img&gt;</code> or a link: no key sent)</summary><div class="fields">' +
+  '<label class="f">Tenant (<code>keyId</code>)<input id="keyId" autocomplete="off"></label>' +
+  '<label class="f">Signing secret (stays in this page)<input id="secret" type="password" autocomplete="off"></label>' +
+  '<label class="f">Expires in (seconds; empty: never)<input id="expiresIn" type="number" min="1" step="1"></label>' +
+  '</div><p class="note" id="signnote">With a tenant and a secret, the request below is signed here and sent without the key.</p></details>'
+
 /** The playground's form and answer panel for the listener of `plan`. */
 export function renderPlayground (plan: Plan): string {
   const fields = formFields().filter((f) => f.name !== 'url')
   const key = plan === 'pro'
-    ? '<label class="f key">API key (sent as <code>x-api-key</code>, never shown in the lines below)<input id="key" type="password" autocomplete="off"></label>'
+    ? '<label class="f key">API key (sent as <code>x-api-key</code>, never shown in the lines below)<input id="key" type="password" autocomplete="off"></label>' +
+      SIGNING_FIELDS
     : '<p class="note">This is the free listener: no key, a daily quota per client. Pro-only parameters work on the pro listener.</p>'
   return `<form id="pg" class="pg" novalidate>
 <div>
@@ -187,25 +199,51 @@ function query () {
 function typed (text) {
   try { return decodeURIComponent(text) } catch { return text }
 }
-function update () {
-  const url = location.origin + '/?' + query()
-  $('req').textContent = url
-  const header = key !== null && key.value !== '' ? ' -H "x-api-key: $API_KEY"' : ''
-  $('curl').textContent = 'curl' + header + " '" + url.replace(/'/g, "'\\\\''") + "'"
-  return url
+const keyId = $('keyId'), secret = $('secret'), expiresIn = $('expiresIn'), signnote = $('signnote')
+const utf8 = (text) => new TextEncoder().encode(text)
+// The query signed as the service checks it: keyId (and expires) appended, then the lower-case hex HMAC-SHA256 of
+// all that under the secret. Null when no link is asked for. Only the result leaves this function.
+async function signed (q) {
+  if (secret === null || secret.value === '' || keyId.value.trim() === '') return null
+  if (globalThis.crypto === undefined || crypto.subtle === undefined) throw new Error('signing in the page needs https or localhost')
+  let text = q + (q === '' ? '' : '&') + 'keyId=' + encodeURIComponent(keyId.value.trim())
+  const seconds = Math.round(Number(expiresIn.value))
+  if (expiresIn.value !== '' && seconds > 0) text += '&expires=' + (Math.floor(Date.now() / 1000) + seconds)
+  const hmac = await crypto.subtle.importKey('raw', utf8(secret.value), { name: 'HMAC', hash: 'SHA-256' }, false, ['sign'])
+  const mac = new Uint8Array(await crypto.subtle.sign('HMAC', hmac, utf8(text)))
+  return text + '&signature=' + Array.from(mac, (b) => b.toString(16).padStart(2, '0')).join('')
+}
+let shown = 0
+async function update () {
+  const turn = ++shown
+  const q = query()
+  let link = null
+  try {
+    link = await signed(q)
+    if (signnote !== null) signnote.textContent = link === null ? 'With a tenant and a secret, the request below is signed here and sent without the key.' : 'Signed in this page; the secret is not sent.'
+  } catch (err) {
+    if (signnote !== null) signnote.textContent = 'Not signed: ' + err.message
+  }
+  const url = location.origin + '/?' + (link ?? q)
+  const keyed = link === null && key !== null && key.value !== ''
+  if (turn === shown) {
+    $('req').textContent = url
+    $('curl').textContent = 'curl' + (keyed ? ' -H "x-api-key: $API_KEY"' : '') + " '" + url.replace(/'/g, "'\\\\''") + "'"
+  }
+  return { url, keyed }
 }
 function show (el) { result.append(el) }
 function pre (text) { const el = document.createElement('pre'); el.textContent = text; return el }
 async function run (event) {
   event.preventDefault()
   if (!form.reportValidity()) return
-  const url = update()
+  const { url, keyed } = await update()
   if (blobUrl !== '') { URL.revokeObjectURL(blobUrl); blobUrl = '' }
   result.replaceChildren()
   status.textContent = 'Running…'
   const started = performance.now()
   try {
-    const res = await fetch(url, { headers: key !== null && key.value !== '' ? { 'x-api-key': key.value } : {} })
+    const res = await fetch(url, { headers: keyed ? { 'x-api-key': key.value } : {} })
     const type = (res.headers.get('content-type') || '').split(';')[0]
     status.textContent = ['HTTP ' + res.status, type, res.headers.get('x-cache-status'), Math.round(performance.now() - started) + ' ms'].filter(Boolean).join(' · ')
     if (type.endsWith('json')) show(pre(JSON.stringify(await res.json(), null, 2)))

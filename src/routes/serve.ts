@@ -13,6 +13,7 @@ import { AppError } from '../errors.ts'
 import { createDeadline } from '../util/abort.ts'
 import { consumeQuota } from '../http/quota.ts'
 import { tenantOf } from '../http/auth.ts'
+import { isSignedLink, verifySignedLink } from '../tenants/signed-links.ts'
 import type { Tenant } from '../tenants/types.ts'
 import { checkDenied, checkMaxTtl, givenParameters } from '../tenants/plan.ts'
 import { quotaSubject } from '../http/client-ip.ts'
@@ -46,8 +47,11 @@ export interface Ran {
 /** The steps of docs/api.md §1.4, each on its own. */
 export interface ServeCore {
   readonly plan: Plan
-  /** Step 2: EPRO on free when a key is presented, EAUTH on pro when it is missing or unknown; the pro key's tenant. */
-  checkPlan: (key: string | undefined) => Tenant | undefined
+  /**
+   * Step 2: EPRO on free when a key is presented, EAUTH on pro when it is missing or unknown; the pro key's tenant.
+   * Given the request's URL, a pro request without a key may be a signed link (ESIGNATURE when it does not verify).
+   */
+  checkPlan: (key: string | undefined, url?: string) => Tenant | undefined
   /**
    * Step 3: counts one request of this client against the free quota (ERATE when spent): the quota headers; or
    * undefined, at once, where nothing is counted (pro, or no limit), so that a caller has nothing to wait for.
@@ -85,7 +89,7 @@ export function createServeCore (ctx: AppContext, plan: Plan): ServeCore {
     }
   })
 
-  function checkPlan (key: string | undefined): Tenant | undefined {
+  function checkPlan (key: string | undefined, url?: string): Tenant | undefined {
     if (plan === 'free') {
       if (key !== undefined) {
         throw new AppError('EPRO', {
@@ -94,6 +98,9 @@ export function createServeCore (ctx: AppContext, plan: Plan): ServeCore {
       }
       return undefined
     }
+    // A signed link (docs/api.md §16) stands for the key when there is none; its raw query is checked as sent.
+    const at = key === undefined && url !== undefined ? url.indexOf('?') : -1
+    if (at !== -1 && isSignedLink(url!.slice(at + 1))) return verifySignedLink(url!.slice(at + 1), ctx.tenants, Date.now())
     return tenantOf(ctx.tenants, key)
   }
 
@@ -202,7 +209,7 @@ export function createServeCore (ctx: AppContext, plan: Plan): ServeCore {
 
 export function createServe (core: ServeCore): Serve {
   return async function serve (request, reply, query, send) {
-    const tenant = core.checkPlan(headerValue(request.headers['x-api-key']))
+    const tenant = core.checkPlan(headerValue(request.headers['x-api-key']), request.url)
     // Nothing to count (pro, or no limit): no call and no await.
     const counting = core.countQuota(request.ip, request.log)
     if (counting !== undefined) reply.headers(await counting)

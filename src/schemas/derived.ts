@@ -3,7 +3,7 @@
 import { ERROR_CODES } from '../errors.ts'
 import type { ShapeSpec } from './grammar.ts'
 import type { ExtractOptions } from './options.ts'
-import { PARAMETERS, REJECTED_ROOT } from './parameters.ts'
+import { PARAMETERS, REJECTED_ROOT, SIGNED_LINK_ROOT } from './parameters.ts'
 import type { CacheKeyRule, ParamSpec, ParamTable } from './param-types.ts'
 import { deepFreeze } from '../util/freeze.ts'
 
@@ -26,11 +26,11 @@ function buildRoot (): ShapeSpec {
     if (spec.query !== false) keys[name] = spec.shape
   }
   for (const name of OPTION_NAMES) Object.assign(keys, specOf(name).aliases)
-  Object.assign(keys, REJECTED_ROOT)
+  Object.assign(keys, REJECTED_ROOT, SIGNED_LINK_ROOT)
   return { keys }
 }
 
-/** The shape of the whole query: every parameter, its aliases and the refused names. */
+/** The shape of the whole query: every parameter, its aliases, the refused names and a signed link's. */
 // The shapes are cyclic (rules nest through `attr`, settings through themselves); deepFreeze walks cycles.
 export const ROOT_SHAPE: ShapeSpec = deepFreeze(buildRoot())
 

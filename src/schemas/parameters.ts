@@ -342,3 +342,10 @@ export const PARAMETERS = {
 
 /** Root names refused (docs/api.md §2); `screenshot.path` and `pdf.path` are in their shapes. */
 export const REJECTED_ROOT: Readonly<Record<string, ShapeSpec>> = { path: { rejected: true } }
+
+/**
+ * A signed link's parameters (docs/api.md §16, src/tenants/signed-links.ts): names the grammar knows and no option
+ * reads, so they are never `function` arguments and stay out of the cache key (two links that differ in `expires`
+ * share one entry).
+ */
+export const SIGNED_LINK_ROOT = { keyId: LEAF, expires: LEAF, signature: LEAF } as const satisfies Readonly<Record<string, ShapeSpec>>
