@@ -15,6 +15,13 @@ import { creditUsage, concurrencyCheck } from './team.ts'
 /** The largest body a Firecrawl route reads. */
 export const FIRECRAWL_BODY_LIMIT = 1024 * 1024
 
+/**
+ * A scrape's `data` also says `success: true`: firecrawl-js 4 unwraps `data` in its v2 `scrape` (and its v1-style
+ * alias `scrapeUrl`), and LangChain JS's FireCrawlLoader (1.1) checks `success` on what it gets back, so without it
+ * the loader fails against any server (docs/firecrawl.md#what-differs).
+ */
+const CLIENT_SHIM = { success: true } as const
+
 export const API_VERSIONS: readonly ApiVersion[] = ['v1', 'v2']
 
 /** The path prefixes of a version: as documented, and after a base URL that ended in a slash. */
@@ -44,7 +51,7 @@ export async function firecrawlRoutes (app: FastifyInstance, { ctx, plan }: { ct
         const { signal, done } = clientSignal(request, reply)
         try {
           const { document, headers } = await scrapePage(deps, scrape, caller, signal, request.log)
-          return await reply.headers(headers).type(JSON_TYPE).send({ success: true, data: document })
+          return await reply.headers(headers).type(JSON_TYPE).send({ success: true, data: { ...document, ...CLIENT_SHIM } })
         } finally {
           done()
         }
