@@ -8,7 +8,8 @@ import type { Plan } from '../config.ts'
 import { JSON_TYPE } from '../http/reply.ts'
 import { callerOf } from './auth.ts'
 import { firecrawlErrorHandler } from './errors.ts'
-import { readScrapeRequest, SCRAPE_BODY_SCHEMA, type ApiVersion } from './request.ts'
+import { API_VERSIONS, SCRAPE_BODY_SCHEMA, type ApiVersion } from '../schemas/firecrawl.ts'
+import { readScrapeRequest } from './request.ts'
 import { scrapeDepsOf, scrapePage } from './scrape.ts'
 import { creditUsage, concurrencyCheck } from './team.ts'
 
@@ -22,9 +23,7 @@ export const FIRECRAWL_BODY_LIMIT = 1024 * 1024
  */
 const CLIENT_SHIM = { success: true } as const
 
-export const API_VERSIONS: readonly ApiVersion[] = ['v1', 'v2']
-
-/** The path prefixes of a version: as documented, and after a base URL that ended in a slash. */
+/** The path prefixes of a version: as documented, and after a base URL that ended in a slash (`//v2/scrape`). */
 export function prefixesOf (version: ApiVersion): string[] {
   return [`/${version}`, `//${version}`]
 }
