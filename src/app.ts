@@ -23,6 +23,7 @@ import { contentRoutes } from './routes/content.ts'
 import { createServe, createServeCore } from './routes/serve.ts'
 import { mcpRoutes, type McpQuick } from './routes/mcp.ts'
 import { healthRoutes } from './routes/health.ts'
+import { usageRoutes } from './routes/usage.ts'
 import { docsRoutes } from './routes/docs.ts'
 import { filesRoutes } from './routes/files.ts'
 import { metricsRoutes } from './routes/metrics.ts'
@@ -190,6 +191,7 @@ export async function buildApp (ctx: AppContext, { plan, hitLane = true }: { pla
   // The Firecrawl-compatible API (docs/firecrawl.md): its own scope, body parser and error envelope.
   await app.register(firecrawlRoutes, { ctx, plan })
   await app.register(healthRoutes, { ctx, plan })
+  if (plan === 'pro') await app.register(usageRoutes, { ctx })
   // /metrics is here unless it has its own listener (METRICS_PORT) or is off (METRICS=false): docs/api.md §12.2.
   if (ctx.config.metrics && ctx.config.metricsPort === undefined) await app.register(metricsRoutes, { ctx })
   await app.register(docsRoutes, { plan })

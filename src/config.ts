@@ -56,6 +56,8 @@ export interface Config {
   storageScope: 'instance' | 'shared'
   publicUrl: string
   apiKeys: readonly string[]
+  /** KEYS_FILE: the tenants' file (JSON, or YAML by its name), read again on change (docs/tenants.md). */
+  keysFile: string | undefined
   freeDailyLimit: number
   /** What the free quota does when its store (Redis) is unreachable: serve uncounted, or refuse (503 EBUSY). */
   quotaFailMode: 'open' | 'closed'
@@ -363,6 +365,7 @@ export function loadConfig (env: Env = {}): Readonly<Config> {
     storageScope: storageScope(env, redis, s3),
     publicUrl,
     apiKeys: Object.freeze(apiKeys),
+    keysFile: str(env, 'KEYS_FILE'),
     freeDailyLimit: integer(env, 'FREE_DAILY_LIMIT', 50, 0),
     quotaFailMode: quotaFailMode(env, 'QUOTA_FAIL_MODE'),
     maxTimeout: duration(env, 'MAX_TIMEOUT', 28_000),

@@ -12,7 +12,9 @@ import type { HttpClient, Probe } from './net/types.ts'
 import { PROBE_BYTES } from './media/objects.ts'
 import { createPageReader, type PageReader } from './reader/index.ts'
 import { bundledProviders, createOembed, type OembedClient, type OembedProvider } from './oembed/index.ts'
-import { createKeyVerifier } from './http/auth.ts'
+import { loadTenantDirectory } from './tenants/directory.ts'
+import type { TenantDirectory } from './tenants/types.ts'
+import { createTenantLimits, type TenantLimits } from './tenants/limits.ts'
 import { desktopUserAgent } from './browser/devices.ts'
 import { createBrowserPool, createLazyBrowserPool, type BrowserPoolOptions, type LazyBrowserPool } from './browser/pool/index.ts'
 import { createAdblockLoader, type AdblockLoader } from './adblock/index.ts'
@@ -40,7 +42,10 @@ export interface AppContext {
   lighthouse: LighthouseRunner
   /** Prometheus metrics of this context (its own registry). */
   metrics: ServiceMetrics
-  verifyKey: (presented: string | undefined) => boolean
+  /** The tenants of API_KEYS and KEYS_FILE, kept current (src/tenants/directory.ts). */
+  tenants: TenantDirectory
+  /** Their plans at request time: counts, concurrency slots, usage (src/tenants/limits.ts). */
+  limits: TenantLimits
   /** Background work (stale refreshes) that shutdown waits for. */
   background: Set<Promise<unknown>>
   /** Set while shutting down: /ready answers 503. */
@@ -56,12 +61,16 @@ export interface ContextOverrides {
   oembedProviders?: readonly OembedProvider[]
   /** A CA trusted for https `proxy` servers besides the system's (tests run one with a self-signed certificate). */
   proxyCa?: string
+  /** The clock of tenants' days and months (tests move it across a month's end). */
+  now?: () => number
 }
 
 /** The plain fetch presents itself as the desktop browser the default device emulates. */
 const FETCH_CHROME_VERSION = '131.0.0.0'
 
 export async function createContext (config: Readonly<Config>, log: Logger, overrides: ContextOverrides = {}): Promise<AppContext> {
+  // First: a KEYS_FILE that does not load stops startup before anything is started.
+  const tenants = loadTenantDirectory({ apiKeys: config.apiKeys, keysFile: config.keysFile, log })
   const store = createStore({ redis: config.redis, memoryMaxBytes: config.cacheMemoryBytes }, { log })
   const storage = createStorage(config, { log })
   const cache = createCache(store, { maxEntryBytes: config.cacheMaxEntryBytes })
@@ -95,6 +104,14 @@ export async function createContext (config: Readonly<Config>, log: Logger, over
     log,
     proxyCa: overrides.proxyCa
   })
+  const metrics = createMetrics({ browserStats: () => browser.stats(), version: serviceVersion() })
+  const limits = createTenantLimits({
+    store,
+    log,
+    failMode: config.quotaFailMode,
+    meter: { request: name => { metrics.tenantRequest(name) }, browserSeconds: (name, seconds) => { metrics.tenantBrowserSeconds(name, seconds) } },
+    ...(overrides.now === undefined ? {} : { now: overrides.now })
+  })
   return {
     config,
     log,
@@ -109,8 +126,9 @@ export async function createContext (config: Readonly<Config>, log: Logger, over
     browser,
     adblock: createAdblockLoader(),
     lighthouse,
-    metrics: createMetrics({ browserStats: () => browser.stats(), version: serviceVersion() }),
-    verifyKey: createKeyVerifier(config.apiKeys),
+    metrics,
+    tenants,
+    limits,
     background: new Set(),
     closing: false
   }
@@ -118,6 +136,7 @@ export async function createContext (config: Readonly<Config>, log: Logger, over
 
 export async function closeContext (ctx: AppContext): Promise<void> {
   ctx.closing = true
+  ctx.tenants.close()
   await Promise.allSettled([...ctx.background])
   await ctx.browser.close()
   await ctx.lighthouse.close()

@@ -15,7 +15,17 @@ export const ERROR_CATALOG = {
   ERATE: {
     status: 429,
     message: 'Your daily rate limit has been reached. Wait until the quota resets or use the pro endpoint.',
-    when: 'The free quota for this client IP is used up; `Retry-After` says when it resets.'
+    when: 'The free quota for this client IP is used up, or a tenant\'s `daily` or `monthly` limit is spent (`data` names which); `Retry-After` says when it resets.'
+  },
+  EPLAN: {
+    status: 403,
+    message: 'The plan of this API key does not allow the request: see `data` for the parameter.',
+    when: 'Pro listener: the tenant\'s plan denies a parameter given (`deny`), or `ttl` is over its `maxTtl` (docs/tenants.md).'
+  },
+  ECONCURRENCY: {
+    status: 429,
+    message: 'Too many requests of this API key are being computed at once: retry in a moment.',
+    when: 'Pro listener: the tenant\'s `concurrency` stayed full until the request\'s deadline; `Retry-After: 1`.'
   },
   ETTL: {
     status: 403,

@@ -1,5 +1,6 @@
 // Prometheus metrics (docs/api.md §12.2). One registry per context, never prom-client's global one, so two
-// apps in one process keep separate counts. Labels hold fixed enums only: never a URL, a key or a header.
+// apps in one process keep separate counts. Labels hold fixed enums and declared tenant names only: never a URL, a
+// key or a header.
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client'
 import type { BrowserPoolStats } from './browser/pool/index.ts'
 import type { CacheStatus, FetchMode } from './cache/entries.ts'
@@ -17,6 +18,10 @@ export interface ServiceMetrics {
   fetchDuration (seconds: number, outcome: Outcome): void
   renderDuration (seconds: number, outcome: Outcome): void
   quotaRefused (reason: QuotaRefusal): void
+  /** A tenant's counted request, cache hit, and browser time (labelled by the tenant's name, never a key). */
+  tenantRequest (tenant: string): void
+  tenantHit (tenant: string): void
+  tenantBrowserSeconds (tenant: string, seconds: number): void
   /** The Prometheus text exposition. */
   scrape (): Promise<{ contentType: string, body: string }>
 }
@@ -88,6 +93,25 @@ export function createMetrics (deps: MetricsDeps): ServiceMetrics {
     labelNames: ['reason'] as const,
     registers: [registry]
   })
+  // By tenant name: the names are the operator's declarations (KEYS_FILE), a bounded set; keys never label anything.
+  const tenantRequests = new Counter({
+    name: 'pagecast_tenant_requests_total',
+    help: 'Requests counted against a tenant\'s plan (cache hits included), by tenant name.',
+    labelNames: ['tenant'] as const,
+    registers: [registry]
+  })
+  const tenantHits = new Counter({
+    name: 'pagecast_tenant_cache_hits_total',
+    help: 'A tenant\'s requests answered from the cache, by tenant name.',
+    labelNames: ['tenant'] as const,
+    registers: [registry]
+  })
+  const tenantBrowser = new Counter({
+    name: 'pagecast_tenant_browser_seconds_total',
+    help: 'Seconds of a tenant\'s computations that used the browser, by tenant name.',
+    labelNames: ['tenant'] as const,
+    registers: [registry]
+  })
   // Pool state is read at scrape time: nothing to keep in step.
   new Gauge({
     name: 'pagecast_browser_pages_active',
@@ -138,6 +162,9 @@ export function createMetrics (deps: MetricsDeps): ServiceMetrics {
     fetchDuration (seconds, outcome) { fetchDuration.observe({ outcome }, seconds) },
     renderDuration (seconds, outcome) { renderDuration.observe({ outcome }, seconds) },
     quotaRefused (reason) { quota.inc({ reason }) },
+    tenantRequest (tenant) { tenantRequests.inc({ tenant }) },
+    tenantHit (tenant) { tenantHits.inc({ tenant }) },
+    tenantBrowserSeconds (tenant, seconds) { tenantBrowser.inc({ tenant }, seconds) },
     async scrape () {
       return { contentType: registry.contentType, body: await registry.metrics() }
     }

@@ -1,36 +1,19 @@
-// API keys for the pro listener. Entries of API_KEYS are plain keys or `sha256:<hex>` digests, so the
-// plain key need not sit in the environment. A presented key is hashed and compared with every
-// registered digest in constant time (fixed 32-byte buffers, no early exit). Keys that verified are remembered
-// (a few, by their whole string), so a client's next request with the same key costs a map lookup instead of a hash:
-// a lookup answers only for the exact string of a registered key, which tells nothing a 200 would not.
-import { hash, timingSafeEqual } from 'node:crypto'
+// Who a pro request is: the tenant of its `x-api-key` (src/tenants/, docs/api.md §16). The presented key is hashed
+// once and looked up in the directory's Map of digests; it is not kept beyond the request, and no error, log line
+// or metric carries it or its hash.
+import { AppError } from '../errors.ts'
+import type { Caller, Tenant, TenantDirectory } from '../tenants/types.ts'
 
-/** The 32-byte SHA-256 of the key's UTF-8 bytes, in one call (no Hash object, no hex round trip). */
-function digestOf (value: string): Buffer {
-  return hash('sha256', value, 'buffer')
+/** The tenant of a presented key, or EAUTH naming what is wrong (the header missing, or the key unknown). */
+export function tenantOf (tenants: TenantDirectory, presented: string | undefined): Tenant {
+  const tenant = presented === undefined ? undefined : tenants.byKey(presented)
+  if (tenant === undefined) {
+    throw new AppError('EAUTH', { data: { 'x-api-key': presented === undefined ? 'The header is missing.' : 'The key is not registered.' } })
+  }
+  return tenant
 }
 
-const MAX_REMEMBERED = 1024
-
-export function createKeyVerifier (entries: readonly string[]): (presented: string | undefined) => boolean {
-  const digests = entries.map(entry => entry.startsWith('sha256:')
-    ? Buffer.from(entry.slice('sha256:'.length), 'hex')
-    : digestOf(entry))
-  const verified = new Set<string>()
-  return presented => {
-    if (presented === undefined || presented === '' || digests.length === 0) return false
-    if (verified.has(presented)) return true
-    const candidate = digestOf(presented)
-    let match = false
-    for (const digest of digests) {
-      // Bitwise OR keeps the loop free of data-dependent branches.
-      match = timingSafeEqual(candidate, digest) || match
-    }
-    if (match) {
-      // Only registered keys get here, so the set stays as small as API_KEYS; the bound is belt and braces.
-      if (verified.size >= MAX_REMEMBERED) verified.clear()
-      verified.add(presented)
-    }
-    return match
-  }
+/** The Caller of a pro request presenting `key` (EAUTH when it is no tenant's). */
+export function proCaller (tenants: TenantDirectory, key: string | undefined): Caller {
+  return { listener: 'pro', tenant: tenantOf(tenants, key) }
 }

@@ -23,6 +23,11 @@ export interface ServeOptions {
   cacheKey?: string
   /** Epoch ms of the request's deadline (queue wait included); default: timeout from now. */
   deadline?: number
+  /**
+   * Admits the computation (a tenant's concurrency slot, src/tenants/limits.ts), waiting until the deadline at most;
+   * the release it gives is called when the computation ends, with whether it used the browser.
+   */
+  gate?: (signal: AbortSignal, deadline: number) => Promise<((browser: boolean) => void) | undefined>
 }
 
 /** ms a lock outlives the computation's own deadline, so a crashed holder's lock lapses soon after. */
@@ -108,7 +113,16 @@ async function computeAndStore (
   run: ServeOptions & { status: 'MISS' | 'BYPASS', timings: Record<string, number> },
   lock: FlightLock | undefined
 ): Promise<Computed> {
-  const computed = await abortable(computeEntry(ctx, options, { ...run, cacheKey: key, deadline: run.deadline ?? Date.now() + options.timeout }), run.signal)
+  const deadline = run.deadline ?? Date.now() + options.timeout
+  const release = await run.gate?.(run.signal, deadline)
+  let computed: Computed
+  try {
+    computed = await abortable(computeEntry(ctx, options, { ...run, cacheKey: key, deadline }), run.signal)
+  } catch (err) {
+    release?.(false)
+    throw err
+  }
+  release?.(computed.entry.meta.fetchMode.startsWith('prerender'))
   const { incomplete } = computed.entry.meta
   if (incomplete !== undefined) {
     // Taken as loaded: another request, with more time, may get more. Nothing is written, the entry there (if any)

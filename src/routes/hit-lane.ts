@@ -130,7 +130,7 @@ function contentRoute (attr: ContentAttr): LaneRoute {
 const ROUTES: readonly LaneRoute[] = [JSON_ROUTE, ...(Object.keys(ANSWERS) as ContentAttr[]).map(contentRoute)]
 
 /** A held entry and the answer the lane gives from it: the body as it is, or compressed; who may keep it. */
-interface Held { entry: CacheEntry, body: Body, audience: Audience, encoded?: { encoding: Encoding, bytes: Buffer } }
+interface Held { entry: CacheEntry, options: Readonly<ExtractOptions>, body: Body, audience: Audience, encoded?: { encoding: Encoding, bytes: Buffer } }
 
 export function createHitLane (deps: HitLaneDeps): HitLane {
   const { ctx, core, plan, accessLog } = deps
@@ -154,9 +154,10 @@ export function createHitLane (deps: HitLaneDeps): HitLane {
     // Compressed as @fastify/compress would (http/compression.ts), once per body; an answer it would stream goes to it.
     const encoding = encodingFor(req.headers['accept-encoding'], req.headers['x-no-compression'] !== undefined)
     const length = Number(body.length)
-    if (encoding === undefined || length < COMPRESSION.threshold) return { entry, body, audience }
+    const options = parsed.options
+    if (encoding === undefined || length < COMPRESSION.threshold) return { entry, options, body, audience }
     if (length > COMPRESSION.syncThreshold) return undefined
-    return { entry, body, audience, encoded: { encoding, bytes: compressedBody(body, encoding) } }
+    return { entry, options, body, audience, encoded: { encoding, bytes: compressedBody(body, encoding) } }
   }
 
   /**
@@ -215,11 +216,15 @@ export function createHitLane (deps: HitLaneDeps): HitLane {
     // A body would have to be drained or the connection closed (http/request-body.ts): Fastify's path does that.
     if (declaredLength(headers) !== 0) return false
     const key = headerValue(headers['x-api-key'])
-    if (plan === 'pro' ? !ctx.verifyKey(key) : key !== undefined) return false
+    const tenant = plan === 'pro' && key !== undefined ? ctx.tenants.byKey(key) : undefined
+    if (plan === 'pro' ? tenant === undefined : key !== undefined) return false
     const found = held(req, route, raw)
     if (found === undefined) return false
+    // A tenant whose plan may refuse (a limit to count, a parameter denied) takes the usual path.
+    if (tenant !== undefined && !core.admitsHeld(tenant, raw, headers, found.options)) return false
     const lookupMs = performance.now() - startedAt
     if (!countsQuota) {
+      if (tenant !== undefined) ctx.metrics.tenantHit(tenant.name)
       answer(req, res, found, startedAt, lookupMs, {})
       return true
     }

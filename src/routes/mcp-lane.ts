@@ -31,6 +31,11 @@ export interface McpLaneDeps {
   send: (req: IncomingMessage, res: ServerResponse, tail: readonly string[], body: string, startedAt: number) => void
 }
 
+/** Whether the key is a tenant's (the lane leaves EAUTH to the Fastify path). */
+function knownKey (ctx: AppContext, key: string | undefined): boolean {
+  return key !== undefined && ctx.tenants.byKey(key) !== undefined
+}
+
 /** Returns true when the lane takes the POST (it answers it, or hands it over with its body once read). */
 export function createMcpLane (deps: McpLaneDeps): (req: IncomingMessage, res: ServerResponse, next: () => void) => boolean {
   const { ctx } = deps
@@ -107,7 +112,7 @@ export function createMcpLane (deps: McpLaneDeps): (req: IncomingMessage, res: S
     const length = declaredLength(h)
     if (!untrusted || req.url !== '/mcp' || !JSON_MEDIA.test(h['content-type'] ?? '') || length === undefined ||
       length === 0 || length > MAX_LANE_BODY || h['content-encoding'] !== undefined || h['accept-encoding'] !== undefined ||
-      wantsSse(h.accept) || !ctx.verifyKey(presentedKey(h))) return false
+      wantsSse(h.accept) || !knownKey(ctx, presentedKey(h))) return false
     const startedAt = performance.now()
     const chunks: Buffer[] = []
     // A client gone mid-body: nothing to answer, and no unhandled 'error' event.

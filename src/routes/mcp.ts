@@ -216,7 +216,9 @@ export async function mcpRoutes (app: FastifyInstance, { ctx, core, quick }: { c
           if (args.apiKey !== undefined) core.checkPlan(String(args.apiKey))
           await c.countQuota()
         }
-        return await core.run(query, headers, c.log, watch, async ({ served, options }) => await answerOf(tool, served, options), held)
+        // On pro, the call is counted against its key's tenant (docs/api.md §16).
+        const tenant = core.plan === 'pro' ? core.checkPlan(args.apiKey !== undefined ? String(args.apiKey) : presentedKey(c.headers)) : undefined
+        return await core.run(query, headers, c.log, watch, async ({ served, options }) => await answerOf(tool, served, options), held, tenant)
       } catch (err) {
         return failed(c, tool, query, err)
       }
@@ -288,9 +290,13 @@ export async function mcpRoutes (app: FastifyInstance, { ctx, core, quick }: { c
         const { query, headers: callHeaders } = forwardsHeaders(headers) ? callRequest(prepared.tool, args, headers) : mapped
         const held = core.held(query, callHeaders)
         if (held === undefined) return undefined
+        // The lane took the call for a known key; a plan that may refuse it sends it the full way.
+        const key = presentedKey(headers)
+        const tenant = key === undefined ? undefined : ctx.tenants.byKey(key)
+        if (tenant === undefined || !core.admitsHeld(tenant, query, callHeaders, held.options)) return undefined
         let result: CallToolResult
         try {
-          result = core.answerHeld(held, ({ served, options }) => resultFrom(prepared.tool, served, options))
+          result = core.answerHeld(held, ({ served, options }) => resultFrom(prepared.tool, served, options), tenant)
         } catch (err) {
           result = failed({ log: ctx.log, errorUrl }, prepared.tool, query, err)
         }

@@ -12,6 +12,9 @@ import type { ExtractOptions } from '../schemas/options.ts'
 import { AppError } from '../errors.ts'
 import { createDeadline } from '../util/abort.ts'
 import { consumeQuota } from '../http/quota.ts'
+import { tenantOf } from '../http/auth.ts'
+import type { Tenant } from '../tenants/types.ts'
+import { checkDenied, checkMaxTtl, givenParameters } from '../tenants/plan.ts'
 import { quotaSubject } from '../http/client-ip.ts'
 import { audienceOf, serverTiming, setCacheHeaders } from '../http/reply.ts'
 import { parseQuery } from '../schemas/query.ts'
@@ -39,13 +42,15 @@ export type WatchClient = (abort: () => void) => () => void
 export interface Ran {
   served: Served
   options: Readonly<ExtractOptions>
+  /** The tenant's x-rate-limit-* headers (a plan with a daily limit, docs/api.md §16). */
+  limits?: Record<string, string>
 }
 
 /** The steps of docs/api.md §1.4, each on its own. */
 export interface ServeCore {
   readonly plan: Plan
-  /** Step 2: EPRO on free when a key is presented, EAUTH on pro when it is missing or unknown. */
-  checkPlan: (key: string | undefined) => void
+  /** Step 2: EPRO on free when a key is presented, EAUTH on pro when it is missing or unknown; the pro key's tenant. */
+  checkPlan: (key: string | undefined) => Tenant | undefined
   /** Whether step 3 counts anything here (the free listener with a limit): without it, countQuota answers {}. */
   readonly countsQuota: boolean
   /** Step 3: counts one request of this client against the free quota (ERATE when spent); the quota headers. */
@@ -57,7 +62,12 @@ export interface ServeCore {
    * result, both under the request's deadline (its signal is the one `answer` gets). Given `held` (what `held` found
    * for this query), `answer` gets that at once.
    */
-  run: <T>(raw: string, headers: IncomingHttpHeaders, log: FastifyBaseLogger, watch: WatchClient, answer: (ran: Ran, signal: AbortSignal) => Promise<T>, held?: Ran) => Promise<T>
+  run: <T>(raw: string, headers: IncomingHttpHeaders, log: FastifyBaseLogger, watch: WatchClient, answer: (ran: Ran, signal: AbortSignal) => Promise<T>, held?: Ran, tenant?: Tenant) => Promise<T>
+  /**
+   * Whether a pro request of `tenant` may be answered from an entry in hand without waiting on anything: its plan
+   * allows the query and cannot refuse it by a count (no daily or monthly limit); the request is then counted.
+   */
+  admitsHeld: (tenant: Tenant, raw: string, headers: IncomingHttpHeaders, options: Readonly<ExtractOptions>) => boolean
   /**
    * The query's answer when it waits on nothing (the entry held in process, as `run` finds it), for a caller that
    * decides by it before the quota; undefined otherwise, a query that is refused included (`run` reports that, in its
@@ -65,7 +75,7 @@ export interface ServeCore {
    */
   held: (raw: string, headers: IncomingHttpHeaders) => Ran | undefined
   /** What `run` does with `held` (the hit counted, then `answer`), at once, for a caller whose answer is synchronous. */
-  answerHeld: <T>(held: Ran, answer: (ran: Ran, signal: AbortSignal) => T) => T
+  answerHeld: <T>(held: Ran, answer: (ran: Ran, signal: AbortSignal) => T, tenant?: Tenant) => T
 }
 
 /** The signal of an answer that waits on nothing (see run): it never aborts. */
@@ -80,18 +90,16 @@ export function createServeCore (ctx: AppContext, plan: Plan): ServeCore {
   const parsedQueries = createParsedQueries()
   const templates = createQueryTemplates()
 
-  function checkPlan (key: string | undefined): void {
+  function checkPlan (key: string | undefined): Tenant | undefined {
     if (plan === 'free') {
       if (key !== undefined) {
         throw new AppError('EPRO', {
           data: { 'x-api-key': `Requests with an API key go to the pro endpoint (port ${ctx.config.proPort}).` }
         })
       }
-      return
+      return undefined
     }
-    if (!ctx.verifyKey(key)) {
-      throw new AppError('EAUTH', { data: { 'x-api-key': key === undefined ? 'The header is missing.' : 'The key is not registered.' } })
-    }
+    return tenantOf(ctx.tenants, key)
   }
 
   const countsQuota = plan === 'free' && ctx.config.freeDailyLimit !== 0
@@ -144,9 +152,29 @@ export function createServeCore (ctx: AppContext, plan: Plan): ServeCore {
     return served === undefined ? undefined : { served, options }
   }
 
-  function answerHeld<T> (ran: Ran, answer: (ran: Ran, signal: AbortSignal) => T): T {
+  function answerHeld<T> (ran: Ran, answer: (ran: Ran, signal: AbortSignal) => T, tenant?: Tenant): T {
     ctx.metrics.cache('HIT')
+    if (tenant !== undefined) ctx.metrics.tenantHit(tenant.name)
     return answer(ran, NEVER_ABORTED)
+  }
+
+  /** The tenant's maxTtl (EPLAN) and count (ERATE) once the query is known good: its x-rate-limit-* headers. */
+  async function admit (tenant: Tenant, given: ReadonlySet<string>, options: Readonly<ExtractOptions>, log: FastifyBaseLogger): Promise<Record<string, string>> {
+    checkMaxTtl(tenant.plan, given, options.ttl)
+    return await ctx.limits.count(tenant, log as Logger)
+  }
+
+  function admitsHeld (tenant: Tenant, raw: string, headers: IncomingHttpHeaders, options: Readonly<ExtractOptions>): boolean {
+    if (tenant.plan.daily !== undefined || tenant.plan.monthly !== undefined) return false
+    try {
+      const given = givenParameters(raw, headers)
+      checkDenied(tenant.plan, given)
+      checkMaxTtl(tenant.plan, given, options.ttl)
+    } catch {
+      return false
+    }
+    ctx.limits.record(tenant)
+    return true
   }
 
   function held (raw: string, headers: IncomingHttpHeaders): Ran | undefined {
@@ -160,13 +188,19 @@ export function createServeCore (ctx: AppContext, plan: Plan): ServeCore {
   }
 
   async function run<T> (
-    raw: string, headers: IncomingHttpHeaders, log: FastifyBaseLogger, watch: WatchClient, answer: (ran: Ran, signal: AbortSignal) => Promise<T>, known?: Ran
+    raw: string, headers: IncomingHttpHeaders, log: FastifyBaseLogger, watch: WatchClient, answer: (ran: Ran, signal: AbortSignal) => Promise<T>, known?: Ran, tenant?: Tenant
   ): Promise<T> {
-    if (known !== undefined) return await answerHeld(known, answer)
-    const query = parsed(raw, headers)
-    const ready = heldFor(query)
-    if (ready !== undefined) return await answerHeld(ready, answer)
-    const { options, cacheKey } = query
+    // A parameter the tenant's plan denies is refused whatever its value; the request is counted once its query is
+    // known good and its plan allows it (docs/api.md §16).
+    const given = tenant === undefined ? undefined : givenParameters(raw, headers)
+    if (given !== undefined) checkDenied(tenant!.plan, given)
+    const query = known === undefined ? parsed(raw, headers) : undefined
+    const limits = given === undefined ? undefined : await admit(tenant!, given, known?.options ?? query!.options, log)
+    const ready = known ?? heldFor(query!)
+    if (ready !== undefined) return await answerHeld(limits === undefined ? ready : { ...ready, limits }, answer, tenant)
+    const { options, cacheKey } = query!
+    // A tenant's computations in flight are held to its plan's concurrency (cache hits and joined flights take no slot).
+    const gate = tenant?.plan.concurrency === undefined ? undefined : async (signal: AbortSignal, until: number) => await ctx.limits.slot(tenant, signal, until)
 
     const deadline = Date.now() + options.timeout
     const timer = createDeadline(options.timeout, () =>
@@ -176,8 +210,9 @@ export function createServeCore (ctx: AppContext, plan: Plan): ServeCore {
     try {
       // Everything fetched for this request, an embedded asset included, goes through its proxy (egress-scope.ts).
       return await runWithEgress({ proxy: options.proxy, carried: false }, async () => {
-        const served = await serveExtract(ctx, options, { signal: timer.signal, log: log as Logger, cacheKey, deadline })
-        return await answer({ served, options }, timer.signal)
+        const served = await serveExtract(ctx, options, { signal: timer.signal, log: log as Logger, cacheKey, deadline, ...(gate === undefined ? {} : { gate }) })
+        if (tenant !== undefined && served.status === 'HIT') ctx.metrics.tenantHit(tenant.name)
+        return await answer({ served, options, ...(limits === undefined ? {} : { limits }) }, timer.signal)
       })
     } finally {
       timer.dispose()
@@ -185,7 +220,7 @@ export function createServeCore (ctx: AppContext, plan: Plan): ServeCore {
     }
   }
 
-  return { plan, countsQuota, checkPlan, countQuota, run, held, answerHeld, peek: (raw, headers) => parsedQueries.peek(plan, raw, headers) }
+  return { plan, countsQuota, checkPlan, countQuota, run, held, answerHeld, admitsHeld, peek: (raw, headers) => parsedQueries.peek(plan, raw, headers) }
 }
 
 /** The outcome of step 3 when the hit lane counted the request before handing it over (http/hit-lane.ts). */
@@ -204,7 +239,7 @@ function quotaCounted (raw: IncomingMessage): QuotaCounted | undefined {
 
 export function createServe (core: ServeCore): Serve {
   return async function serve (request, reply, query, send) {
-    core.checkPlan(headerValue(request.headers['x-api-key']))
+    const tenant = core.checkPlan(headerValue(request.headers['x-api-key']))
     const counted = quotaCounted(request.raw)
     // Nothing to count (pro, or no limit): no call and no await.
     if (counted === undefined) { if (core.countsQuota) reply.headers(await core.countQuota(request.ip, request.log)) } else if ('error' in counted) throw counted.error
@@ -214,10 +249,11 @@ export function createServe (core: ServeCore): Serve {
       reply.raw.once('close', onClose)
       return () => { reply.raw.removeListener('close', onClose) }
     }
-    return await core.run(query(), request.headers, request.log, watch, async ({ served, options }, signal) => {
+    return await core.run(query(), request.headers, request.log, watch, async ({ served, options, limits }, signal) => {
+      if (limits !== undefined) reply.headers(limits)
       setCacheHeaders(reply, served, Date.now(), audienceOf(core.plan, options))
       reply.header('server-timing', serverTiming(served.timings, performance.now() - request.startedAt))
       return await send(reply, served, options, signal)
-    })
+    }, undefined, tenant)
   }
 }

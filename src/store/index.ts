@@ -14,6 +14,25 @@ export interface WindowHit {
   resetAt: number
 }
 
+/** What countUsage did: the counts after it (unchanged when refused), and which limit refused it. */
+export interface UsageCount {
+  /** The limit that was already reached (the request was then not counted). */
+  refused?: 'daily' | 'monthly'
+  day: number
+  month: number
+}
+
+/** The counters of one tenant's request: its day and its month, with their limits (0: none) and lifetimes. */
+export interface UsageKeys {
+  dayKey: string
+  monthKey: string
+  daily: number
+  monthly: number
+  /** How long the day's counter is kept (the usage history reads 31 of them). */
+  dayTtlMs: number
+  monthTtlMs: number
+}
+
 /** What readOrLock found: the value, or none and whether the lock was taken (its token) or is held by another (null). */
 export type ReadOrLock = { value: string } | { value: null, token: string | null }
 
@@ -44,6 +63,23 @@ export interface Store {
   releaseLock (key: string, token: string): Promise<void>
   /** Extends the lock to ttlMs from now if the token still owns it; false when it lapsed or another holds it. */
   renewLock (key: string, token: string, ttlMs: number): Promise<boolean>
+  /**
+   * Counts one request in a day counter and a month counter together, in one atomic step (one script on Redis): when
+   * either is at its limit, neither is counted. The two keys must share a hash tag (one Cluster slot).
+   */
+  countUsage (keys: UsageKeys): Promise<UsageCount>
+  /** The values of counters (0 when absent), in one round trip; the keys must share a hash tag. */
+  readCounts (keys: readonly string[]): Promise<number[]>
+  /**
+   * Takes one of `limit` slots at `key` for `token`, leased for leaseMs (a crashed holder's lease lapses): false
+   * when every slot is held. Expired leases are dropped in the same atomic step.
+   */
+  takeSlot (key: string, token: string, limit: number, leaseMs: number): Promise<boolean>
+  /** Extends the token's lease to leaseMs from now; false when it lapsed. */
+  renewSlot (key: string, token: string, leaseMs: number): Promise<boolean>
+  releaseSlot (key: string, token: string): Promise<void>
+  /** The slots held now (leases not lapsed). */
+  slotsHeld (key: string): Promise<number>
   health (): Promise<boolean>
   close (): Promise<void>
 }

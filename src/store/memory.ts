@@ -3,7 +3,7 @@
 import { randomUUID } from 'node:crypto'
 import { LRUCache } from 'lru-cache'
 import { DEFAULT_CACHE_MEMORY_BYTES } from '../config.ts'
-import type { ReadOrLock, Store, WindowHit } from './index.ts'
+import type { ReadOrLock, Store, UsageCount, WindowHit } from './index.ts'
 
 interface Counter { count: number, resetAt: number }
 
@@ -27,6 +27,18 @@ export function createMemoryStore (options: MemoryStoreOptions): Store {
   // Counters live apart from cache entries so that cache pressure never resets anybody's quota.
   const counters = new LRUCache<string, Counter>({ max: options.maxCounters ?? 100_000 })
   const locks = new Map<string, { token: string, expiresAt: number }>()
+  // Tenants' day and month counters (31 days of history each), apart from the quota's so neither evicts the other.
+  const usage = new LRUCache<string, number>({ max: options.maxCounters ?? 1_000_000 })
+  // Concurrency slots: by key, the tokens holding one and when their lease lapses.
+  const slots = new Map<string, Map<string, number>>()
+
+  function held (key: string): Map<string, number> {
+    const now = Date.now()
+    const leases = slots.get(key) ?? new Map<string, number>()
+    for (const [token, expiresAt] of leases) if (expiresAt <= now) leases.delete(token)
+    if (leases.size === 0) slots.delete(key)
+    return leases
+  }
 
   function acquire (key: string, ttlMs: number): string | null {
     const now = Date.now()
@@ -80,6 +92,39 @@ export function createMemoryStore (options: MemoryStoreOptions): Store {
       held.expiresAt = now + ttlMs
       return true
     },
+    async countUsage ({ dayKey, monthKey, daily, monthly, dayTtlMs, monthTtlMs }): Promise<UsageCount> {
+      const day = usage.get(dayKey) ?? 0
+      const month = usage.get(monthKey) ?? 0
+      if (daily > 0 && day >= daily) return { refused: 'daily', day, month }
+      if (monthly > 0 && month >= monthly) return { refused: 'monthly', day, month }
+      usage.set(dayKey, day + 1, day === 0 ? { ttl: dayTtlMs } : { noUpdateTTL: true })
+      usage.set(monthKey, month + 1, month === 0 ? { ttl: monthTtlMs } : { noUpdateTTL: true })
+      return { day: day + 1, month: month + 1 }
+    },
+    async readCounts (keys) {
+      return keys.map(key => usage.get(key) ?? 0)
+    },
+    async takeSlot (key, token, limit, leaseMs) {
+      const leases = held(key)
+      if (leases.size >= limit) return false
+      leases.set(token, Date.now() + leaseMs)
+      slots.set(key, leases)
+      return true
+    },
+    async renewSlot (key, token, leaseMs) {
+      const leases = held(key)
+      if (!leases.has(token)) return false
+      leases.set(token, Date.now() + leaseMs)
+      return true
+    },
+    async releaseSlot (key, token) {
+      const leases = slots.get(key)
+      leases?.delete(token)
+      if (leases?.size === 0) slots.delete(key)
+    },
+    async slotsHeld (key) {
+      return held(key).size
+    },
     async health () {
       return true
     },
@@ -87,6 +132,8 @@ export function createMemoryStore (options: MemoryStoreOptions): Store {
       values.clear()
       counters.clear()
       locks.clear()
+      usage.clear()
+      slots.clear()
     }
   }
 }

@@ -58,12 +58,63 @@ if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[
 return 0
 `
 
+// KEYS[1] day counter, KEYS[2] month counter (one slot: the tenant's hash tag); ARGV[1] daily limit, ARGV[2] monthly
+// limit (0: none), ARGV[3] day ttl ms, ARGV[4] month ttl ms. Both counted together, or neither when one is at its
+// limit: {0 allowed | 1 refused by daily | 2 refused by monthly, day count, month count}.
+const COUNT_USAGE = `
+local day = tonumber(redis.call('GET', KEYS[1]) or '0')
+local month = tonumber(redis.call('GET', KEYS[2]) or '0')
+local daily = tonumber(ARGV[1])
+local monthly = tonumber(ARGV[2])
+if daily > 0 and day >= daily then return {1, day, month} end
+if monthly > 0 and month >= monthly then return {2, day, month} end
+day = redis.call('INCR', KEYS[1])
+month = redis.call('INCR', KEYS[2])
+if day == 1 then redis.call('PEXPIRE', KEYS[1], ARGV[3]) end
+if month == 1 then redis.call('PEXPIRE', KEYS[2], ARGV[4]) end
+return {0, day, month}
+`
+
+// KEYS[1] a sorted set of leases (token -> expiry, ms of Redis's own clock, so instances' clocks do not matter);
+// ARGV[1] token, ARGV[2] limit, ARGV[3] lease ms. Lapsed leases go first; then a slot is taken when one is free.
+const TAKE_SLOT = `
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
+if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[2]) then return 0 end
+redis.call('ZADD', KEYS[1], now + tonumber(ARGV[3]), ARGV[1])
+redis.call('PEXPIRE', KEYS[1], ARGV[3])
+return 1
+`
+
+// KEYS[1] leases; ARGV[1] token, ARGV[2] lease ms: extends a lease that has not lapsed.
+const RENEW_SLOT = `
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local expiry = redis.call('ZSCORE', KEYS[1], ARGV[1])
+if not expiry or tonumber(expiry) <= now then return 0 end
+redis.call('ZADD', KEYS[1], now + tonumber(ARGV[2]), ARGV[1])
+if redis.call('PTTL', KEYS[1]) < tonumber(ARGV[2]) then redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
+return 1
+`
+
+// KEYS[1] leases: the ones that have not lapsed.
+const SLOTS_HELD = `
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+return redis.call('ZCOUNT', KEYS[1], '(' .. now, '+inf')
+`
+
 type RedisWithScripts = (Redis | Cluster) & {
   hitWindow (key: string, limit: number, windowMs: number, hits: number): Promise<[number, number, number]>
   readOrLock (key: string, lockKey: string, token: string, ttlMs: number): Promise<[1, string] | [2] | [0]>
   setAndRelease (key: string, lockKey: string, value: string, ttlMs: number, token: string): Promise<number>
   releaseLock (key: string, token: string): Promise<number>
   renewLock (key: string, token: string, ttlMs: number): Promise<number>
+  countUsage (dayKey: string, monthKey: string, daily: number, monthly: number, dayTtlMs: number, monthTtlMs: number): Promise<[number, number, number]>
+  takeSlot (key: string, token: string, limit: number, leaseMs: number): Promise<number>
+  renewSlot (key: string, token: string, leaseMs: number): Promise<number>
+  slotsHeld (key: string): Promise<number>
 }
 
 /** ioredis options shared by every kind of connection: fail fast while Redis is away, reconnect forever. */
@@ -110,6 +161,10 @@ export function createRedisStore (options: { connection: RedisConnection, prefix
   redis.defineCommand('hitWindow', { numberOfKeys: 1, lua: HIT_WINDOW })
   redis.defineCommand('releaseLock', { numberOfKeys: 1, lua: RELEASE_LOCK })
   redis.defineCommand('renewLock', { numberOfKeys: 1, lua: RENEW_LOCK })
+  redis.defineCommand('countUsage', { numberOfKeys: 2, lua: COUNT_USAGE })
+  redis.defineCommand('takeSlot', { numberOfKeys: 1, lua: TAKE_SLOT })
+  redis.defineCommand('renewSlot', { numberOfKeys: 1, lua: RENEW_SLOT })
+  redis.defineCommand('slotsHeld', { numberOfKeys: 1, lua: SLOTS_HELD })
   let lastError = ''
   redis.on('error', (err: Error) => {
     // ioredis emits the same connection error on every retry: log each distinct one once.
@@ -188,6 +243,32 @@ export function createRedisStore (options: { connection: RedisConnection, prefix
     async renewLock (key, token, ttlMs) {
       ensureUp()
       return await redis.renewLock(key, token, Math.max(1, Math.round(ttlMs))) === 1
+    },
+    async countUsage ({ dayKey, monthKey, daily, monthly, dayTtlMs, monthTtlMs }) {
+      ensureUp()
+      const [refused, day, month] = await redis.countUsage(dayKey, monthKey, daily, monthly, Math.round(dayTtlMs), Math.round(monthTtlMs))
+      return refused === 0 ? { day, month } : { refused: refused === 1 ? 'daily' : 'monthly', day, month }
+    },
+    async readCounts (keys) {
+      ensureUp()
+      if (keys.length === 0) return []
+      return (await redis.mget(...keys)).map(value => value === null ? 0 : Number(value))
+    },
+    async takeSlot (key, token, limit, leaseMs) {
+      ensureUp()
+      return await redis.takeSlot(key, token, limit, Math.max(1, Math.round(leaseMs))) === 1
+    },
+    async renewSlot (key, token, leaseMs) {
+      ensureUp()
+      return await redis.renewSlot(key, token, Math.max(1, Math.round(leaseMs))) === 1
+    },
+    async releaseSlot (key, token) {
+      ensureUp()
+      await redis.zrem(key, token)
+    },
+    async slotsHeld (key) {
+      ensureUp()
+      return await redis.slotsHeld(key)
     },
     async health () {
       try {

@@ -137,6 +137,40 @@ export function storeContract (name: string, make: () => Promise<Store>): void {
       expect(await store.get(`${ns}{sr}:short`)).toBeNull()
     })
 
+    it('counts a tenant\'s day and month together, exactly, and counts neither when one is at its limit', async () => {
+      const keys = (daily: number, monthly: number) => ({ dayKey: `${ns}{u}:d`, monthKey: `${ns}{u}:m`, daily, monthly, dayTtlMs: 60_000, monthTtlMs: 60_000 })
+      const results = await Promise.all(Array.from({ length: 30 }, async () => await store.countUsage(keys(20, 100))))
+      expect(results.filter(r => r.refused === undefined).map(r => r.day).sort((a, b) => a - b)).toEqual(Array.from({ length: 20 }, (_, i) => i + 1))
+      expect(results.filter(r => r.refused === 'daily')).toHaveLength(10)
+      expect(await store.readCounts([`${ns}{u}:d`, `${ns}{u}:m`, `${ns}{u}:absent`])).toEqual([20, 20, 0])
+      // The month refuses when it is the one spent; the day is then not counted either.
+      expect(await store.countUsage(keys(0, 20))).toEqual({ refused: 'monthly', day: 20, month: 20 })
+      expect(await store.countUsage(keys(0, 0))).toEqual({ day: 21, month: 21 })
+    })
+
+    it('leases concurrency slots: at most `limit` held, given back on release or when the lease lapses', async () => {
+      const key = `${ns}{c}:slots`
+      const taken = await Promise.all(['a', 'b', 'c', 'd'].map(async token => await store.takeSlot(key, token, 2, 60_000)))
+      expect(taken.filter(Boolean)).toHaveLength(2)
+      expect(await store.slotsHeld(key)).toBe(2)
+      const holder = ['a', 'b', 'c', 'd'][taken.indexOf(true)]!
+      expect(await store.renewSlot(key, holder, 60_000)).toBe(true)
+      expect(await store.renewSlot(key, 'never-held', 60_000)).toBe(false)
+      await store.releaseSlot(key, holder)
+      expect(await store.slotsHeld(key)).toBe(1)
+      expect(await store.takeSlot(key, 'e', 2, 60_000)).toBe(true)
+      expect(await store.takeSlot(key, 'f', 2, 60_000)).toBe(false)
+
+      // A holder that never releases (a crashed instance): its lease lapses and the slot is free again.
+      const short = `${ns}{c}:short`
+      expect(await store.takeSlot(short, 'crashed', 1, 150)).toBe(true)
+      expect(await store.takeSlot(short, 'next', 1, 150)).toBe(false)
+      await new Promise(resolve => setTimeout(resolve, 300))
+      expect(await store.slotsHeld(short)).toBe(0)
+      expect(await store.renewSlot(short, 'crashed', 150)).toBe(false)
+      expect(await store.takeSlot(short, 'next', 1, 60_000)).toBe(true)
+    })
+
     it('reports health', async () => {
       expect(await store.health()).toBe(true)
     })

@@ -96,7 +96,7 @@ describe('the memo in the lane', () => {
       return query.includes('cold') ? undefined : resultAnswer(toolResult({ args: call.args, query }), id)
     }
   }
-  const ctx = { config: { trustProxy: false }, verifyKey: () => true, log: { error: () => {} } } as unknown as AppContext
+  const ctx = { config: { trustProxy: false }, tenants: { byKey: () => ({ name: 'default', plan: {}, signing: [] }) }, log: { error: () => {} } } as unknown as AppContext
   type Outcome = { answered: string, length: string } | { handedOver: true }
 
   function lane (): (text: string, headers?: Record<string, string>) => Promise<Outcome> {
