@@ -56,10 +56,10 @@ export async function firecrawlRoutes (app: FastifyInstance, { ctx, plan }: { ct
         }
       })
       app.get(`${prefix}/team/credit-usage`, async (request, reply) =>
-        await reply.type(JSON_TYPE).send({ success: true, data: creditUsage(ctx, callerOf(ctx, plan, request), version) }))
+        await reply.type(JSON_TYPE).send({ success: true, data: await creditUsage(ctx, callerOf(ctx, plan, request), version) }))
       if (version === 'v2') {
         app.get(`${prefix}/concurrency-check`, async (request, reply) =>
-          await reply.type(JSON_TYPE).send({ success: true, ...concurrencyCheck(ctx, callerOf(ctx, plan, request)) }))
+          await reply.type(JSON_TYPE).send({ success: true, ...await concurrencyCheck(ctx, callerOf(ctx, plan, request)) }))
       }
     }
   }

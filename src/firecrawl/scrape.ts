@@ -37,7 +37,7 @@ export function scrapeDepsOf (ctx: AppContext): ScrapeDeps {
   return deps
 }
 
-/** A scraped page and the quota headers its counting gave (free listener). */
+/** A scraped page and the quota headers its counting gave (the free quota's, or the tenant's daily limit's). */
 export interface Scraped {
   document: Document
   headers: Record<string, string>
@@ -62,13 +62,16 @@ export async function scrapePage (deps: ScrapeDeps, request: ScrapeRequest, call
   const raw = scrapeQuery(request, caller.listener === 'pro')
   const untrack = trackScrape(caller)
   try {
-    const document = await core.run(raw, NO_HEADERS, logger, watch, async ({ served, options }) => documentOf(request, {
-      envelope: envelopeOf(served),
-      cacheState: served.status === 'HIT' || served.status === 'STALE' ? 'hit' : 'miss',
-      createdAt: served.entry.meta.createdAt,
-      requestedUrl: options.url
-    }))
-    return { document, headers }
+    // The tenant's plan applies as on GET / (docs/api.md §16): denied parameters, maxTtl, its counts and concurrency.
+    return await core.run(raw, NO_HEADERS, logger, watch, async ({ served, options, limits }) => ({
+      document: documentOf(request, {
+        envelope: envelopeOf(served),
+        cacheState: served.status === 'HIT' || served.status === 'STALE' ? 'hit' : 'miss',
+        createdAt: served.entry.meta.createdAt,
+        requestedUrl: options.url
+      }),
+      headers: { ...headers, ...limits }
+    }), undefined, caller.tenant)
   } finally {
     untrack()
   }

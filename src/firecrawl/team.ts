@@ -1,5 +1,6 @@
 // GET /v1|v2/team/credit-usage and GET /v2/concurrency-check (docs/firecrawl.md#team): what the caller's plan allows,
-// in Firecrawl's shapes. A credit is one request (one page). n8n's credential test calls /v1/team/credit-usage.
+// in Firecrawl's shapes, from the tenant's usage (docs/api.md §16) or the free listener's settings. A credit is one
+// request (one page). n8n's credential test calls /v1/team/credit-usage.
 import type { AppContext } from '../context.ts'
 import type { Caller } from '../tenants/types.ts'
 import type { ApiVersion } from './request.ts'
@@ -7,7 +8,7 @@ import type { ApiVersion } from './request.ts'
 /** `remainingCredits` when the plan has no daily limit: a large number, as §17 says, that every client can add to. */
 export const UNLIMITED_CREDITS = 1_000_000_000
 
-/** Scrapes under way in this process, by caller (tenant name, or the free client's address). */
+/** Scrapes of free clients under way in this process, by client (a tenant's are counted by its limits, §16). */
 const inFlight = new Map<string, number>()
 
 function callerKey (caller: Caller): string {
@@ -16,6 +17,7 @@ function callerKey (caller: Caller): string {
 
 /** Counts one scrape of `caller` as under way until the returned function is called. */
 export function trackScrape (caller: Caller): () => void {
+  if (caller.tenant !== undefined) return () => {}
   const key = callerKey(caller)
   inFlight.set(key, (inFlight.get(key) ?? 0) + 1)
   let done = false
@@ -28,22 +30,27 @@ export function trackScrape (caller: Caller): () => void {
   }
 }
 
-/** The day's allowance of the caller's plan (undefined: unlimited). */
-function dailyOf (ctx: AppContext, caller: Caller): number | undefined {
-  if (caller.listener === 'free') return ctx.config.freeDailyLimit === 0 ? undefined : ctx.config.freeDailyLimit
-  return caller.tenant?.plan.daily
+/** What the caller may still do today and at once: the tenant's usage (docs/api.md §16), or the free listener's. */
+async function standing (ctx: AppContext, caller: Caller): Promise<{ daily: number | null, remaining: number | null, inFlight: number, maxConcurrency: number | null }> {
+  if (caller.tenant !== undefined) {
+    const usage = await ctx.limits.usage(caller.tenant)
+    return { daily: usage.day.limit, remaining: usage.day.remaining, inFlight: usage.concurrency.inFlight, maxConcurrency: usage.concurrency.limit }
+  }
+  // The free quota's window is not read back without counting: its allowance is reported.
+  const daily = ctx.config.freeDailyLimit === 0 ? null : ctx.config.freeDailyLimit
+  return { daily, remaining: daily, inFlight: inFlight.get(callerKey(caller)) ?? 0, maxConcurrency: null }
 }
 
-export function creditUsage (ctx: AppContext, caller: Caller, version: ApiVersion): Record<string, unknown> {
-  const daily = dailyOf(ctx, caller)
-  const remaining = daily ?? UNLIMITED_CREDITS
+export async function creditUsage (ctx: AppContext, caller: Caller, version: ApiVersion): Promise<Record<string, unknown>> {
+  const { daily, remaining } = await standing(ctx, caller)
+  const credits = remaining ?? UNLIMITED_CREDITS
   // v1 answered in snake_case, v2 in camelCase (what each client reads).
   return version === 'v1'
-    ? { remaining_credits: remaining, plan_credits: daily ?? null }
-    : { remainingCredits: remaining, planCredits: daily ?? null, billingPeriodStart: null, billingPeriodEnd: null }
+    ? { remaining_credits: credits, plan_credits: daily }
+    : { remainingCredits: credits, planCredits: daily, billingPeriodStart: null, billingPeriodEnd: null }
 }
 
-export function concurrencyCheck (ctx: AppContext, caller: Caller): { concurrency: number, maxConcurrency: number } {
-  const max = caller.tenant?.plan.concurrency ?? ctx.config.browserConcurrency
-  return { concurrency: inFlight.get(callerKey(caller)) ?? 0, maxConcurrency: max }
+export async function concurrencyCheck (ctx: AppContext, caller: Caller): Promise<{ concurrency: number, maxConcurrency: number }> {
+  const { inFlight: concurrency, maxConcurrency } = await standing(ctx, caller)
+  return { concurrency, maxConcurrency: maxConcurrency ?? ctx.config.browserConcurrency }
 }
