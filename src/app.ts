@@ -27,6 +27,7 @@ import { usageRoutes } from './routes/usage.ts'
 import { docsRoutes } from './routes/docs.ts'
 import { filesRoutes } from './routes/files.ts'
 import { metricsRoutes } from './routes/metrics.ts'
+import { firecrawlRoutes } from './firecrawl/index.ts'
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -167,6 +168,8 @@ export async function buildApp (ctx: AppContext, { plan }: { plan: Plan }): Prom
   await app.register(contentRoutes, { ctx, plan, serve })
   // POST /mcp: the same steps, one tools/call at a time, in its own scope with its own body parser (docs/api.md §15).
   await app.register(mcpRoutes, { ctx, core })
+  // The Firecrawl-compatible API (docs/firecrawl.md): its own scope, body parser and error envelope.
+  await app.register(firecrawlRoutes, { ctx, plan })
   await app.register(healthRoutes, { ctx, plan })
   if (plan === 'pro') await app.register(usageRoutes, { ctx })
   // /metrics is here unless it has its own listener (METRICS_PORT) or is off (METRICS=false): docs/api.md §12.2.

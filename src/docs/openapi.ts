@@ -3,10 +3,12 @@
 // `data.<field>.selector` with the pattern of the names they stand for (`x-name-pattern`), the pro-only
 // ones marked with their free-listener code (`x-pro`), and the error codes of §11 with their statuses. Each operation
 // has an operationId; the server is the listener that served the document. Checked with redocly's recommended rules.
+// The Firecrawl-compatible routes follow (firecrawl-openapi.ts).
 import { ERROR_CATALOG, ERROR_CODES } from '../errors.ts'
 import { PARAMETER_ROWS } from './parameters.ts'
 import type { ParameterRow } from './parameters.ts'
 import { CONTENT_ACCEPTED, CONTENT_PARAMETERS } from '../schemas/content-query.ts'
+import { FIRECRAWL_SECURITY_SCHEMES, firecrawlPaths } from './firecrawl-openapi.ts'
 
 /** No key (free), a key, or a signed link (pro): the routes a signed link may call. */
 const SIGNABLE = [{}, { apiKey: [] }, { signedLink: [] }]
@@ -72,7 +74,7 @@ export function openApiDocument (): object {
       title: 'pagecast',
       version: '1',
       license: { name: 'MIT', identifier: 'MIT' },
-      description: 'Page metadata, screenshots and PDFs, speaking the Microlink API. Names are camelCase or snake_case in every dot segment; a value starting with `{` or `[` on an object- or array-typed parameter is JSON.'
+      description: 'Page metadata, screenshots and PDFs, speaking the Microlink API (and Firecrawl\'s, under /v1 and /v2). Names are camelCase or snake_case in every dot segment; a value starting with `{` or `[` on an object- or array-typed parameter is JSON.'
     },
     // Relative: the listener that served this document (free or pro, whatever its public address).
     servers: [{ url: '/', description: 'This listener: the one that served this document' }],
@@ -84,7 +86,8 @@ export function openApiDocument (): object {
           in: 'query',
           name: 'signature',
           description: 'Pro listener, instead of the key (docs/tenants.md#signed-links): the query ends in `&keyId=<tenant>[&expires=<unix seconds>]&signature=<hex>`, the lower-case hex HMAC-SHA256 of the raw query before `&signature=` under one of the tenant\'s signing secrets; ESIGNATURE (403) when it does not verify.'
-        }
+        },
+        ...FIRECRAWL_SECURITY_SCHEMES
       }
     },
     paths: {
@@ -107,7 +110,9 @@ export function openApiDocument (): object {
           responses: { 200: { description: 'Success: `{status: "success", data, statusCode, headers, redirects}`' }, ...errors }
         }
       },
-      ...contentPaths(errors)
+      ...contentPaths(errors),
+      // The Firecrawl-compatible API (docs/firecrawl.md).
+      ...firecrawlPaths()
     }
   }
 }
