@@ -68,6 +68,23 @@ export async function offer (urls: readonly string[], depth: number, deps: Offer
   return out
 }
 
+/**
+ * Whether a fetched page is kept, once its final URL (after redirects) is known: a page that was not redirected is
+ * kept; a redirected one only when its final URL passes the same rules (a redirect off the site, or into a path
+ * robots.txt refuses, is dropped) and was not seen before (`/old/1` → `/docs/1` when `/docs/1` is already in the job).
+ */
+export async function keepFinal (entry: FrontierEntry, finalUrl: string, deps: OfferDeps): Promise<boolean> {
+  const { compiled } = deps
+  const ignoreQuery = compiled.rules.ignoreQueryParameters
+  const final = canonicalUrl(finalUrl, { ignoreQuery })
+  if (final === undefined) return false
+  if (seenKey(final, compiled.rules) === seenKey(entry.url, compiled.rules)) return true
+  const robots = compiled.rules.ignoreRobotsTxt ? undefined : await deps.robots.forUrl(final, deps.signal)
+  // Depth 0: a redirect's target is where the page is, not a deeper discovery.
+  if (!admit(final, 0, compiled, robots).ok) return false
+  return await deps.store.markSeen(seenKey(final, compiled.rules))
+}
+
 /** Whether links found on pages are followed (`sitemap: only` takes the sitemaps' URLs and the start URL only). */
 export function followsLinks (compiled: CompiledRules): boolean {
   return compiled.rules.sitemap !== 'only'

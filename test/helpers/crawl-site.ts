@@ -51,7 +51,10 @@ export interface CrawlTruth {
   mapInclude: string[]
   /** crawl with `excludePaths: ['^/cal/']`, `ignoreQueryParameters: true`: every page robots.txt allows (189). */
   crawlAll: string[]
-  /** crawl with `sitemap: skip`, `maxDiscoveryDepth: 1`, `excludePaths: ['^/cal/']`: final URLs (/old/1 → /docs/1). */
+  /**
+   * crawl with `sitemap: skip`, `maxDiscoveryDepth: 1`, `excludePaths: ['^/cal/']`, `ignoreQueryParameters: true`:
+   * final URLs in breadth-first order (/old/1 → /docs/1).
+   */
   crawlDepth1: string[]
   /** robotsBlocked of crawlDepth1. */
   crawlDepth1Blocked: string[]
