@@ -9,31 +9,15 @@ import type { Plan } from '../config.ts'
 import { AppError } from '../errors.ts'
 import { JSON_TYPE } from '../http/reply.ts'
 import { abortError, createDeadline } from '../util/abort.ts'
-import { DEFAULT_MAP_LIMIT, MAX_MAP_LIMIT, mapSite, type MapRequest } from '../crawl/discover.ts'
+import { mapSite, type MapRequest } from '../crawl/discover.ts'
+import { MAP_BODY_SCHEMA } from '../schemas/firecrawl-map.ts'
 import { canonicalUrl } from '../crawl/url.ts'
 import { callerOf } from './auth.ts'
 import { scrapeDepsOf } from './scrape.ts'
-import type { ApiVersion } from './request.ts'
+import { API_VERSIONS, type ApiVersion } from '../schemas/firecrawl.ts'
 
 /** A map's deadline when the body gives no `timeout`, and its ceiling (MAX_TIMEOUT when that is longer). */
 export const MAP_TIMEOUT_MS = 60_000
-
-/** POST /v1|v2/map: our schema, written from the behaviour. Unknown keys (`origin`, `integration`, …) are ignored. */
-export const MAP_BODY_SCHEMA = {
-  type: 'object',
-  required: ['url'],
-  properties: {
-    url: { type: 'string', minLength: 1, maxLength: 8192, description: 'The start URL: its links and its site\'s sitemaps are listed.' },
-    search: { type: 'string', maxLength: 1000, description: 'Keep only URLs that contain every word (case-insensitive).' },
-    sitemap: { type: 'string', enum: ['include', 'skip', 'only'], description: 'v2: use the sitemaps with the page\'s links, not at all, or alone.' },
-    ignoreSitemap: { type: 'boolean', description: 'v1: `true` is `sitemap: skip`.' },
-    sitemapOnly: { type: 'boolean', description: 'v1: `true` is `sitemap: only`.' },
-    includeSubdomains: { type: 'boolean', default: true },
-    ignoreQueryParameters: { type: 'boolean', default: true },
-    limit: { type: 'integer', minimum: 1, maximum: MAX_MAP_LIMIT, default: DEFAULT_MAP_LIMIT },
-    timeout: { type: 'integer', minimum: 1, description: 'ms' }
-  }
-} as const
 
 interface MapBody {
   url: string
@@ -47,7 +31,7 @@ interface MapBody {
   timeout?: number
 }
 
-/** The body (shape checked by MAP_BODY_SCHEMA, defaults applied) as a MapRequest; EINVALQUERY for a non-http(s) URL. */
+/** The body (shape checked by MAP_BODY_SCHEMA, schemas/firecrawl-map.ts, defaults applied) as a MapRequest; EINVALQUERY for a non-http(s) URL. */
 export function readMapRequest (body: MapBody): MapRequest {
   if (canonicalUrl(body.url) === undefined) {
     const message = `\`url\` must be an absolute http or https URL: \`${body.url.slice(0, 200)}\` is not.`
@@ -101,7 +85,7 @@ export async function mapRoutes (app: FastifyInstance, deps: MapRouteDeps): Prom
     }
   }
 
-  for (const version of ['v1', 'v2'] as const) {
+  for (const version of API_VERSIONS) {
     for (const prefix of deps.prefixesOf(version)) {
       app.post(`${prefix}/map`, { schema: { body: MAP_BODY_SCHEMA } }, async (request, reply) => await map(request, reply, version))
     }
