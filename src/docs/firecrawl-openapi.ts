@@ -1,6 +1,7 @@
 // The Firecrawl-compatible routes in /openapi.json (docs/firecrawl.md): our own schemas, written from what the routes
 // do (the request schema is the one Fastify checks bodies with, schemas/firecrawl.ts).
 import { API_VERSIONS, SCRAPE_BODY_SCHEMA } from '../schemas/firecrawl.ts'
+import { MAP_BODY_SCHEMA } from '../schemas/firecrawl-map.ts'
 
 const stringList = { type: 'array', items: { type: 'string' } }
 
@@ -84,6 +85,17 @@ export function firecrawlPaths (): Record<string, unknown> {
         security: SECURITY,
         requestBody: { required: true, ...json(SCRAPE_BODY_SCHEMA) },
         responses: { 200: { description: '`{success: true, data: Document}`', ...json({ type: 'object', properties: { success: { const: true }, data: DOCUMENT_SCHEMA } }) }, ...ERRORS }
+      }
+    }
+    const mapLinks = version === 'v1' ? stringList : { type: 'array', items: { type: 'object', required: ['url'], properties: { url: { type: 'string' } } } }
+    paths[`/${version}/map`] = {
+      post: {
+        operationId: `firecrawlMap${version.toUpperCase()}`,
+        summary: `Firecrawl ${version} map: a site's URLs from its start page's links and its sitemaps`,
+        description: 'Also served under `//' + version + '/map`. robots.txt is obeyed for `pagecast`; other sites are not listed. See docs/firecrawl.md#map.',
+        security: SECURITY,
+        requestBody: { required: true, ...json(MAP_BODY_SCHEMA) },
+        responses: { 200: { description: `\`{success: true, links}\`: ${version === 'v1' ? 'URLs' : '`{url}` objects'}`, ...json({ type: 'object', properties: { success: { const: true }, links: mapLinks } }) }, ...ERRORS }
       }
     }
     const usage = version === 'v1'
