@@ -4,6 +4,7 @@
 // job store's `done` set act per page, so a page worked again after a crash is still recorded once. A page costs a
 // few Redis round trips, small beside the fetch or render it stands for.
 import { Queue, Worker } from 'bullmq'
+import type { Cluster, Redis } from 'ioredis'
 import type { Logger } from 'pino'
 import type { RedisConnection } from '../config.ts'
 import { sha256 } from '../util/hash.ts'
@@ -26,7 +27,11 @@ function pageId (task: PageTask): string {
 }
 
 export function createBullPageQueue (options: BullQueueOptions, deps: { log: Logger }): PageQueue {
-  const queue = new Queue<PageTask>(QUEUE, { connection: connectJobs(options.connection), prefix: JOBS_PREFIX })
+  // Connections of our own (BullMQ leaves a given connection open), quit on close; their errors are the queue's.
+  const connections = [connectJobs(options.connection)]
+  const quiet = (err: Error): void => { deps.log.debug({ err: { message: err.message } }, 'job queue connection error') }
+  connections[0]?.on('error', quiet)
+  const queue = new Queue<PageTask>(QUEUE, { connection: connections[0] as Redis | Cluster, prefix: JOBS_PREFIX })
   queue.on('error', (err) => { deps.log.warn({ err: { message: err.message } }, 'job queue error') })
   let worker: Worker<PageTask> | undefined
   return {
@@ -47,8 +52,11 @@ export function createBullPageQueue (options: BullQueueOptions, deps: { log: Log
       })))
     },
     work (handle) {
+      const connection = connectJobs(options.connection)
+      connection.on('error', quiet)
+      connections.push(connection)
       worker = new Worker<PageTask>(QUEUE, async (job) => { await handle(job.data) }, {
-        connection: connectJobs(options.connection),
+        connection,
         prefix: JOBS_PREFIX,
         concurrency: options.concurrency,
         lockDuration: options.stallMs,
@@ -61,6 +69,7 @@ export function createBullPageQueue (options: BullQueueOptions, deps: { log: Log
     async close () {
       await worker?.close()
       await queue.close()
+      await Promise.all(connections.map(async c => { await c.quit().catch(() => { c.disconnect() }) }))
     }
   }
 }

@@ -66,7 +66,7 @@ export function createMemoryJobStore (): JobStore {
         job.record.failed += 1
       }
       const finished = scraping && job.pending <= 0
-      if (finished) job.record.status = 'completed'
+      if (finished) job.record.status = job.record.completed > 0 ? 'completed' : 'failed'
       return { recorded: scraping, finished }
     },
     async documents (id, skip, count) {

@@ -28,7 +28,7 @@ return out
 `
 
 // KEYS[1] job hash, [2] done set, [3] docs list, [4] errors list; ARGV[1] URL, [2] 'document' or 'error', [3] the
-// entry. Returns {recorded, finished}.
+// entry. Returns {recorded, finished}; the last page ends the job: completed, or failed when no page gave a document.
 const FINISH = `
 if redis.call('EXISTS', KEYS[1]) == 0 then return {0, 0} end
 if redis.call('SADD', KEYS[2], ARGV[1]) == 0 then return {0, 0} end
@@ -41,7 +41,8 @@ redis.call('RPUSH', list, ARGV[3])
 redis.call('PEXPIREAT', list, exp)
 redis.call('HINCRBY', KEYS[1], ARGV[2] == 'document' and 'completed' or 'failed', 1)
 if pending <= 0 then
-  redis.call('HSET', KEYS[1], 'status', 'completed')
+  local status = tonumber(redis.call('HGET', KEYS[1], 'completed')) > 0 and 'completed' or 'failed'
+  redis.call('HSET', KEYS[1], 'status', status)
   return {1, 1}
 end
 return {1, 0}

@@ -31,6 +31,8 @@ export interface JobRecord {
   total: number
   completed: number
   failed: number
+  /** URLs admitted at most (a crawl's `limit`; a batch's URL count). */
+  limit: number
   createdAt: number
   expiresAt: number
   /** The request as validated by the route: scrape options, crawl rules; opaque to the store. */
@@ -56,7 +58,7 @@ export type PageOutcome =
 export interface FinishResult {
   /** False when the page was already recorded (a retried task after a crash): nothing was changed. */
   recorded: boolean
-  /** True for the one call that finished the job (no page left): it sends `completed`. */
+  /** True for the one call that finished the job (no page left): completed, or failed when no page gave a document. */
   finished: boolean
 }
 
