@@ -26,6 +26,7 @@ import { healthRoutes } from './routes/health.ts'
 import { docsRoutes } from './routes/docs.ts'
 import { filesRoutes } from './routes/files.ts'
 import { metricsRoutes } from './routes/metrics.ts'
+import { firecrawlRoutes } from './firecrawl/index.ts'
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -186,6 +187,8 @@ export async function buildApp (ctx: AppContext, { plan, hitLane = true }: { pla
   // POST /mcp: the same steps, one tools/call at a time, in its own scope with its own body parser (docs/api.md §15).
   let mcpQuick: McpQuick | undefined
   await app.register(mcpRoutes, { ctx, core, quick: (q) => { mcpQuick = q } })
+  // The Firecrawl-compatible API (docs/firecrawl.md): its own scope, body parser and error envelope.
+  await app.register(firecrawlRoutes, { ctx, plan })
   await app.register(healthRoutes, { ctx, plan })
   // /metrics is here unless it has its own listener (METRICS_PORT) or is off (METRICS=false): docs/api.md §12.2.
   if (ctx.config.metrics && ctx.config.metricsPort === undefined) await app.register(metricsRoutes, { ctx })

@@ -52,6 +52,11 @@ export const ERROR_CATALOG = {
     message: 'The request was not processed: the `url` parameter is invalid.',
     when: '`url` is missing, unparseable, not http(s) or has no host, or the target does not resolve, cannot be reached, or sends an HTML body over `MAX_HTML_BYTES`, or its rendered DOM serializes to more than that.'
   },
+  EFORMAT: {
+    status: 400,
+    message: 'The format needs a language model, which pagecast does not run.',
+    when: 'Firecrawl API (docs/firecrawl.md): a scrape asked for `json`, `extract`, `summary` or `changeTracking`; `details.formats` names it.'
+  },
   EFORBIDDENURL: {
     status: 400,
     message: 'The request was not processed: the target address is not allowed.',

@@ -1,0 +1,60 @@
+// The Firecrawl-compatible API (docs/firecrawl.md, API.md §17) as one Fastify plugin, registered on both listeners:
+// POST /v1|v2/scrape, GET /v1|v2/team/credit-usage, GET /v2/concurrency-check. A base URL given with a trailing
+// slash (`//v2/scrape`) reaches the same routes. Its own scope: a JSON body parser (the app reads no other bodies,
+// http/request-body.ts) and the Firecrawl error envelope (errors.ts) instead of ours.
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import type { AppContext } from '../context.ts'
+import type { Plan } from '../config.ts'
+import { JSON_TYPE } from '../http/reply.ts'
+import { callerOf } from './auth.ts'
+import { firecrawlErrorHandler } from './errors.ts'
+import { readScrapeRequest, SCRAPE_BODY_SCHEMA, type ApiVersion } from './request.ts'
+import { scrapeDepsOf, scrapePage } from './scrape.ts'
+import { creditUsage, concurrencyCheck } from './team.ts'
+
+/** The largest body a Firecrawl route reads. */
+export const FIRECRAWL_BODY_LIMIT = 1024 * 1024
+
+export const API_VERSIONS: readonly ApiVersion[] = ['v1', 'v2']
+
+/** The path prefixes of a version: as documented, and after a base URL that ended in a slash. */
+export function prefixesOf (version: ApiVersion): string[] {
+  return [`/${version}`, `//${version}`]
+}
+
+/** Stops `signal`'s wait when the client goes away before its answer. */
+function clientSignal (request: FastifyRequest, reply: FastifyReply): { signal: AbortSignal, done: () => void } {
+  const controller = new AbortController()
+  const onClose = (): void => { if (!reply.raw.writableFinished) controller.abort() }
+  reply.raw.once('close', onClose)
+  return { signal: controller.signal, done: () => { reply.raw.removeListener('close', onClose) } }
+}
+
+export async function firecrawlRoutes (app: FastifyInstance, { ctx, plan }: { ctx: AppContext, plan: Plan }): Promise<void> {
+  const deps = scrapeDepsOf(ctx)
+  const json = app.getDefaultJsonParser('error', 'error')
+  app.addContentTypeParser('application/json', { parseAs: 'string', bodyLimit: FIRECRAWL_BODY_LIMIT }, json)
+  app.setErrorHandler(firecrawlErrorHandler)
+
+  for (const version of API_VERSIONS) {
+    for (const prefix of prefixesOf(version)) {
+      app.post(`${prefix}/scrape`, { bodyLimit: FIRECRAWL_BODY_LIMIT, schema: { body: SCRAPE_BODY_SCHEMA } }, async (request, reply) => {
+        const caller = callerOf(ctx, plan, request)
+        const scrape = readScrapeRequest(request.body as Record<string, unknown>, version)
+        const { signal, done } = clientSignal(request, reply)
+        try {
+          const { document, headers } = await scrapePage(deps, scrape, caller, signal, request.log)
+          return await reply.headers(headers).type(JSON_TYPE).send({ success: true, data: document })
+        } finally {
+          done()
+        }
+      })
+      app.get(`${prefix}/team/credit-usage`, async (request, reply) =>
+        await reply.type(JSON_TYPE).send({ success: true, data: creditUsage(ctx, callerOf(ctx, plan, request), version) }))
+      if (version === 'v2') {
+        app.get(`${prefix}/concurrency-check`, async (request, reply) =>
+          await reply.type(JSON_TYPE).send({ success: true, ...concurrencyCheck(ctx, callerOf(ctx, plan, request)) }))
+      }
+    }
+  }
+}
