@@ -19,6 +19,7 @@ import { createAdblockLoader, type AdblockLoader } from './adblock/index.ts'
 import { createLighthouseRunner, type LighthouseRunner } from './browser/lighthouse/index.ts'
 import { createMetrics, type ServiceMetrics } from './metrics.ts'
 import { serviceVersion } from './version.ts'
+import { createJobs, type Jobs } from './jobs/index.ts'
 
 export interface AppContext {
   config: Readonly<Config>
@@ -41,6 +42,8 @@ export interface AppContext {
   /** Prometheus metrics of this context (its own registry). */
   metrics: ServiceMetrics
   verifyKey: (presented: string | undefined) => boolean
+  /** Batch scrape and crawl jobs (docs/jobs.md): BullMQ on Redis, or in process; the Firecrawl routes start the worker. */
+  jobs: Jobs
   /** Background work (stale refreshes) that shutdown waits for. */
   background: Set<Promise<unknown>>
   /** Set while shutting down: /ready answers 503. */
@@ -111,6 +114,7 @@ export async function createContext (config: Readonly<Config>, log: Logger, over
     lighthouse,
     metrics: createMetrics({ browserStats: () => browser.stats(), version: serviceVersion() }),
     verifyKey: createKeyVerifier(config.apiKeys),
+    jobs: createJobs({ config, log, guard, storage }),
     background: new Set(),
     closing: false
   }
@@ -119,6 +123,8 @@ export async function createContext (config: Readonly<Config>, log: Logger, over
 export async function closeContext (ctx: AppContext): Promise<void> {
   ctx.closing = true
   await Promise.allSettled([...ctx.background])
+  // Pages in flight stop here; on Redis, another instance takes them over (docs/jobs.md).
+  await ctx.jobs.close()
   await ctx.browser.close()
   await ctx.lighthouse.close()
   await ctx.reader.close()

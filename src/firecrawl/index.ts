@@ -11,6 +11,7 @@ import { firecrawlErrorHandler } from './errors.ts'
 import { readScrapeRequest, SCRAPE_BODY_SCHEMA, type ApiVersion } from './request.ts'
 import { scrapeDepsOf, scrapePage } from './scrape.ts'
 import { creditUsage, concurrencyCheck } from './team.ts'
+import { jobRoutes } from './jobs.ts'
 
 /** The largest body a Firecrawl route reads. */
 export const FIRECRAWL_BODY_LIMIT = 1024 * 1024
@@ -56,5 +57,7 @@ export async function firecrawlRoutes (app: FastifyInstance, { ctx, plan }: { ct
           await reply.type(JSON_TYPE).send({ success: true, ...concurrencyCheck(ctx, callerOf(ctx, plan, request)) }))
       }
     }
+    // Batch scrape and crawl jobs (docs/jobs.md).
+    await jobRoutes(app, { ctx, plan, version, prefixes: prefixesOf(version) })
   }
 }

@@ -13,11 +13,11 @@ import { connectJobs } from './connection.ts'
 import { createMemoryHostLimiter, createMemoryJobStore, createMemoryPageQueue } from './memory.ts'
 import { createRedisHostLimiter, createRedisJobStore } from './redis.ts'
 import { readDocuments, storeDocument } from './results.ts'
-import type { HostLimiter, JobKind, JobOwner, JobRecord, JobStore, PageQueue, PageTask, WebhookSpec } from './types.ts'
+import type { Candidate, HostLimiter, JobKind, JobOwner, JobRecord, JobStore, PageQueue, PageTask, WebhookSpec } from './types.ts'
 import { ownerKeyOf } from './types.ts'
 import { createWebhookSender, type WebhookEvent } from './webhooks.ts'
 
-export type { JobKind, JobOwner, JobRecord, JobStatus, WebhookSpec, JobErrorEntry } from './types.ts'
+export type { Candidate, JobKind, JobOwner, PageTask, JobRecord, JobStatus, WebhookSpec, JobErrorEntry } from './types.ts'
 export { assertWebhookAllowed, parseWebhook, signWebhook } from './webhooks.ts'
 
 /** What the page handler made of one page. */
@@ -25,8 +25,8 @@ export interface PageResult {
   /** The page's document (absent when the page failed: then `error`). */
   document?: Record<string, unknown>
   error?: { message: string, code?: string }
-  /** URLs the crawl would follow from this page (already filtered by its rules); the engine admits each once. */
-  follow?: string[]
+  /** URLs the crawl would follow from this page (already filtered by its rules); the engine admits each key once. */
+  follow?: Candidate[]
   /** URLs robots.txt kept out, listed by GET …/errors. */
   robotsBlocked?: string[]
 }
@@ -39,15 +39,16 @@ export interface JobsDeps {
   log: Logger
   guard: AddressGuard
   storage: Storage
-  /** The webhook secret of a job's owner: its tenant's webhookSecret, else WEBHOOK_SECRET. Never logged. */
-  secretFor: (owner: JobOwner) => string | undefined
 }
+
+/** The webhook secret of a job's owner: its tenant's webhookSecret, else WEBHOOK_SECRET. Never logged. */
+export type SecretOf = (owner: JobOwner) => string | undefined
 
 export interface StartJob {
   kind: JobKind
   owner: JobOwner
-  /** The crawl's start URL, or the batch's URLs. */
-  urls: readonly string[]
+  /** The crawl's start URL, or the batch's URLs (a batch's keys are its URLs). */
+  first: readonly Candidate[]
   limit: number
   request: Record<string, unknown>
   webhook?: WebhookSpec
@@ -62,8 +63,8 @@ export interface JobPage {
 
 export interface Jobs {
   readonly backend: 'bullmq' | 'memory'
-  /** Starts working pages with `handle` on this instance. */
-  work (handle: PageHandler): void
+  /** Starts working pages with `handle` on this instance (once; later calls are ignored); `secretOf` signs webhooks. */
+  work (handle: PageHandler, secretOf: SecretOf): void
   start (input: StartJob): Promise<JobRecord>
   get (id: string): Promise<JobRecord | undefined>
   /** The job with its documents from `skip`, at most `maxBytes` of JSON (at least one document). */
@@ -90,18 +91,21 @@ export function createJobs (deps: JobsDeps): Jobs {
     : createBullPageQueue({ connection: config.redis, concurrency: settings.concurrency, stallMs: settings.stallMs }, { log })
   const webhooks = createWebhookSender({ guard: deps.guard, retryMs: settings.webhookRetryMs }, { log })
   const closing = new AbortController()
+  let secretOf: SecretOf = () => undefined
+  let working = false
 
   function notify (job: JobRecord, event: WebhookEvent, extra: { data?: unknown[], error?: string } = {}): void {
     if (job.webhook === undefined) return
-    webhooks.send({ kind: job.kind, jobId: job.id, spec: job.webhook, event, ...extra, secret: deps.secretFor(job.owner) })
+    webhooks.send({ kind: job.kind, jobId: job.id, spec: job.webhook, event, ...extra, secret: secretOf(job.owner) })
   }
 
   async function finishPage (job: JobRecord, task: PageTask, result: PageResult): Promise<void> {
     if (result.robotsBlocked !== undefined && result.robotsBlocked.length > 0) await store.robotsBlocked(job.id, result.robotsBlocked)
     // Links are admitted before the page is recorded, so the job never looks finished while pages are still coming.
     if (result.follow !== undefined && result.follow.length > 0) {
-      const admitted = await store.admit(job.id, result.follow, job.limit)
-      await queue.add(admitted.map(url => ({ job: job.id, url, depth: task.depth + 1 })))
+      const depths = new Map(result.follow.map(c => [c.url, c.depth ?? task.depth + 1]))
+      const admitted = await store.admit(job.id, task.url, result.follow, job.limit)
+      await queue.add(admitted.map(url => ({ job: job.id, url, depth: depths.get(url) ?? task.depth + 1 })))
     }
     const outcome = result.document === undefined
       ? { kind: 'error' as const, error: result.error?.message ?? 'The page could not be scraped.', ...(result.error?.code === undefined ? {} : { code: result.error.code }) }
@@ -118,6 +122,10 @@ export function createJobs (deps: JobsDeps): Jobs {
   async function workPage (handle: PageHandler, task: PageTask): Promise<void> {
     const job = await store.get(task.job)
     if (job === undefined || job.status !== 'scraping') return
+    // Worked again after a crash: the links it admitted may never have been queued; queueing again is idempotent.
+    const children = job.kind === 'crawl' ? await store.children(job.id, task.url) : []
+    if (children.length > 0) await queue.add(children.map(url => ({ job: job.id, url, depth: task.depth + 1 })))
+    if (await store.isDone(job.id, task.url)) return
     const signal = AbortSignal.any([closing.signal, AbortSignal.timeout(config.maxTimeout + PAGE_MARGIN_MS)])
     let host: string
     try { host = new URL(task.url).host } catch { host = '' }
@@ -136,17 +144,22 @@ export function createJobs (deps: JobsDeps): Jobs {
 
   return {
     backend: queue.kind,
-    work (handle) {
+    work (handle, secrets) {
+      if (working) return
+      working = true
+      secretOf = secrets
       queue.work(async (task) => { await workPage(handle, task) })
     },
     async start (input) {
       const createdAt = Date.now()
-      const urls = [...new Set(input.urls)].slice(0, input.limit)
+      const keys = new Set<string>()
+      const first = input.first.filter(c => !keys.has(c.key) && keys.add(c.key) !== undefined).slice(0, input.limit)
+      const urls = first.map(c => c.url)
       const record: JobRecord = {
         id: randomUUID(),
         kind: input.kind,
         status: 'scraping',
-        ...(input.kind === 'crawl' ? { url: input.urls[0] } : {}),
+        ...(input.kind === 'crawl' && urls[0] !== undefined ? { url: urls[0] } : {}),
         owner: input.owner,
         total: urls.length,
         completed: 0,
@@ -157,7 +170,7 @@ export function createJobs (deps: JobsDeps): Jobs {
         request: input.request,
         ...(input.webhook === undefined ? {} : { webhook: input.webhook })
       }
-      await store.create(record, urls)
+      await store.create(record, first)
       notify(record, 'started')
       await queue.add(urls.map(url => ({ job: record.id, url, depth: 0 })))
       return record

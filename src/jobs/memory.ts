@@ -13,6 +13,8 @@ interface MemoryJob {
   documents: string[]
   errors: JobErrorEntry[]
   robots: string[]
+  robotsSeen: Set<string>
+  children: Map<string, string[]>
 }
 
 const SWEEP_MS = 60_000
@@ -32,27 +34,34 @@ export function createMemoryJobStore (): JobStore {
   }
 
   return {
-    async create (record, urls) {
-      const seen = new Set(urls)
-      jobs.set(record.id, { record: { ...record, total: seen.size }, seen, done: new Set(), pending: seen.size, documents: [], errors: [], robots: [] })
+    async create (record, first) {
+      const seen = new Set(first.map(c => c.key))
+      jobs.set(record.id, { record: { ...record, total: seen.size }, seen, done: new Set(), pending: seen.size, documents: [], errors: [], robots: [], robotsSeen: new Set(), children: new Map() })
     },
     async get (id) {
       const job = live(id)
       return job === undefined ? undefined : structuredClone(job.record)
     },
-    async admit (id, urls, limit) {
+    async admit (id, parent, candidates, limit) {
       const job = live(id)
       if (job === undefined || job.record.status !== 'scraping') return []
       const admitted: string[] = []
-      for (const url of urls) {
+      for (const { key, url } of candidates) {
         if (job.seen.size >= limit) break
-        if (job.seen.has(url)) continue
-        job.seen.add(url)
+        if (job.seen.has(key)) continue
+        job.seen.add(key)
         admitted.push(url)
       }
       job.pending += admitted.length
       job.record.total = job.seen.size
+      if (admitted.length > 0) job.children.set(parent, [...(job.children.get(parent) ?? []), ...admitted])
       return admitted
+    },
+    async children (id, parent) {
+      return [...(live(id)?.children.get(parent) ?? [])]
+    },
+    async isDone (id, url) {
+      return live(id)?.done.has(url) ?? false
     },
     async finish (id, url, outcome: PageOutcome): Promise<FinishResult> {
       const job = live(id)
@@ -77,7 +86,12 @@ export function createMemoryJobStore (): JobStore {
       return { errors: [...(job?.errors ?? [])], robotsBlocked: [...(job?.robots ?? [])] }
     },
     async robotsBlocked (id, urls) {
-      live(id)?.robots.push(...urls)
+      const job = live(id)
+      for (const url of urls) {
+        if (job === undefined || job.robotsSeen.has(url)) continue
+        job.robotsSeen.add(url)
+        job.robots.push(url)
+      }
     },
     async end (id, status, error) {
       const job = live(id)

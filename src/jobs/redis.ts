@@ -2,29 +2,46 @@
 // across instances is one Lua script: admitting URLs (the seen set, so each URL is scraped once per job, and `limit`),
 // recording a page (once, even when a crashed instance's page is worked again) and the job's end, taking a host slot.
 // Keys (all under the `{pagecast}` hash tag, one Cluster slot): job:<id> (a hash: record, status, counters),
-// job:<id>:seen, :done (sets), :docs, :errors, :robots (lists), ongoing:<owner> (a sorted set), host:<host> (leases).
+// job:<id>:seen, :done, :robots-seen (sets), :docs, :errors, :robots, :kids:<parent> (lists), ongoing:<owner> (a sorted set), host:<host> (leases).
 import { randomUUID } from 'node:crypto'
 import type { Cluster, Redis } from 'ioredis'
 import { sleep } from '../util/abort.ts'
+import { sha256 } from '../util/hash.ts'
 import { JOBS_PREFIX } from './connection.ts'
 import type { FinishResult, HostLimiter, JobErrorEntry, JobRecord, JobStore } from './types.ts'
 import { ownerKeyOf } from './types.ts'
 
-// KEYS[1] job hash, KEYS[2] seen set; ARGV[1] limit, ARGV[2..] URLs. Returns the URLs admitted.
+// KEYS[1] job hash, KEYS[2] seen set, KEYS[3] the parent's children; ARGV[1] limit, ARGV[2..] key, URL pairs.
+// Returns the URLs admitted.
 const ADMIT = `
 if redis.call('HGET', KEYS[1], 'status') ~= 'scraping' then return {} end
 local limit = tonumber(ARGV[1])
 local out = {}
-for i = 2, #ARGV do
+for i = 2, #ARGV, 2 do
   if redis.call('SCARD', KEYS[2]) >= limit then break end
-  if redis.call('SADD', KEYS[2], ARGV[i]) == 1 then out[#out + 1] = ARGV[i] end
+  if redis.call('SADD', KEYS[2], ARGV[i]) == 1 then out[#out + 1] = ARGV[i + 1] end
 end
+local exp = redis.call('HGET', KEYS[1], 'expiresAt')
 if #out > 0 then
   redis.call('HINCRBY', KEYS[1], 'pending', #out)
   redis.call('HSET', KEYS[1], 'total', redis.call('SCARD', KEYS[2]))
+  redis.call('RPUSH', KEYS[3], unpack(out))
+  redis.call('PEXPIREAT', KEYS[3], exp)
 end
-redis.call('PEXPIREAT', KEYS[2], redis.call('HGET', KEYS[1], 'expiresAt'))
+redis.call('PEXPIREAT', KEYS[2], exp)
 return out
+`
+
+// KEYS[1] robots-blocked list, KEYS[2] its set, KEYS[3] job hash; ARGV the URLs. Each URL listed once.
+const ROBOTS = `
+local exp = redis.call('HGET', KEYS[3], 'expiresAt')
+if not exp then return 0 end
+for i = 1, #ARGV do
+  if redis.call('SADD', KEYS[2], ARGV[i]) == 1 then redis.call('RPUSH', KEYS[1], ARGV[i]) end
+end
+redis.call('PEXPIREAT', KEYS[1], exp)
+redis.call('PEXPIREAT', KEYS[2], exp)
+return 1
 `
 
 // KEYS[1] job hash, [2] done set, [3] docs list, [4] errors list; ARGV[1] URL, [2] 'document' or 'error', [3] the
@@ -82,7 +99,8 @@ return 0
 `
 
 type JobsRedis = (Redis | Cluster) & {
-  jobAdmit (hash: string, seen: string, limit: number, ...urls: string[]): Promise<string[]>
+  jobAdmit (hash: string, seen: string, children: string, limit: number, ...pairs: string[]): Promise<string[]>
+  jobRobots (list: string, set: string, hash: string, ...urls: string[]): Promise<number>
   jobFinish (hash: string, done: string, docs: string, errors: string, url: string, kind: string, entry: string): Promise<[number, number]>
   jobEnd (hash: string, status: string, error: string): Promise<number>
   hostAcquire (key: string, limit: number, token: string, leaseMs: number): Promise<number>
@@ -90,7 +108,8 @@ type JobsRedis = (Redis | Cluster) & {
 }
 
 function defineScripts (redis: Redis | Cluster): JobsRedis {
-  redis.defineCommand('jobAdmit', { numberOfKeys: 2, lua: ADMIT })
+  redis.defineCommand('jobAdmit', { numberOfKeys: 3, lua: ADMIT })
+  redis.defineCommand('jobRobots', { numberOfKeys: 3, lua: ROBOTS })
   redis.defineCommand('jobFinish', { numberOfKeys: 4, lua: FINISH })
   redis.defineCommand('jobEnd', { numberOfKeys: 1, lua: END })
   redis.defineCommand('hostAcquire', { numberOfKeys: 1, lua: ACQUIRE_HOST })
@@ -125,9 +144,9 @@ export function createRedisJobStore (client: Redis | Cluster): JobStore {
   }
 
   return {
-    async create (record, urls) {
+    async create (record, first) {
       const { status, total: _t, completed: _c, failed: _f, error: _e, ...base } = record
-      const seen = [...new Set(urls)]
+      const seen = [...new Set(first.map(c => c.key))]
       const multi = redis.multi()
       multi.hset(key(record.id), { record: JSON.stringify(base), status, total: seen.length, completed: 0, failed: 0, pending: seen.length, expiresAt: record.expiresAt })
       multi.pexpireat(key(record.id), record.expiresAt)
@@ -139,9 +158,15 @@ export function createRedisJobStore (client: Redis | Cluster): JobStore {
       await multi.exec()
     },
     get,
-    async admit (id, urls, limit) {
-      if (urls.length === 0) return []
-      return await redis.jobAdmit(key(id), key(id, 'seen'), limit, ...urls)
+    async admit (id, parent, candidates, limit) {
+      if (candidates.length === 0) return []
+      return await redis.jobAdmit(key(id), key(id, 'seen'), key(id, `kids:${sha256(parent)}`), limit, ...candidates.flatMap(c => [c.key, c.url]))
+    },
+    async children (id, parent) {
+      return await redis.lrange(key(id, `kids:${sha256(parent)}`), 0, -1)
+    },
+    async isDone (id, url) {
+      return await redis.sismember(key(id, 'done'), url) === 1
     },
     async finish (id, url, outcome): Promise<FinishResult> {
       const entry = outcome.kind === 'document'
@@ -160,9 +185,7 @@ export function createRedisJobStore (client: Redis | Cluster): JobStore {
     },
     async robotsBlocked (id, urls) {
       if (urls.length === 0) return
-      const expiresAt = await redis.hget(key(id), 'expiresAt')
-      if (expiresAt === null) return
-      await redis.multi().rpush(key(id, 'robots'), ...urls).pexpireat(key(id, 'robots'), Number(expiresAt)).exec()
+      await redis.jobRobots(key(id, 'robots'), key(id, 'robots-seen'), key(id), ...urls)
     },
     async end (id, status, error) {
       return await redis.jobEnd(key(id), status, error ?? '') === 1

@@ -64,20 +64,29 @@ export interface FinishResult {
 
 export interface JobErrorEntry { id: string, url: string, error: string, code?: string }
 
+/** A URL offered to a job, and the key its seen set knows it by (the crawl's seenKey; the URL itself for a batch). */
+export interface Candidate { key: string, url: string, /** Its depth when not the page's + 1 (sitemap URLs: 0). */ depth?: number }
+
 export interface JobStore {
-  /** Records a new job and admits its first URLs (the seen set starts with them). */
-  create (record: JobRecord, urls: readonly string[]): Promise<void>
+  /** Records a new job and admits its first URLs (the seen set starts with their keys). */
+  create (record: JobRecord, first: readonly Candidate[]): Promise<void>
   get (id: string): Promise<JobRecord | undefined>
   /**
-   * Admits the URLs not yet seen by the job, at most up to `limit` admitted in all, atomically (each URL once across
-   * every instance); returns those admitted, in order. Nothing is admitted once the job is no longer scraping.
+   * Admits the candidates whose key the job has not seen, at most up to `limit` admitted in all, atomically (each URL
+   * once across every instance); returns the URLs admitted, in order, and remembers them as `parent`'s children.
+   * Nothing is admitted once the job is no longer scraping.
    */
-  admit (id: string, urls: readonly string[], limit: number): Promise<string[]>
+  admit (id: string, parent: string, candidates: readonly Candidate[], limit: number): Promise<string[]>
+  /** The URLs `parent` admitted (a page worked again after a crash queues them again: queueing is idempotent). */
+  children (id: string, parent: string): Promise<string[]>
+  /** Whether the page was recorded already. */
+  isDone (id: string, url: string): Promise<boolean>
   /** Records a page's outcome once; the job completes when its last admitted page is recorded. */
   finish (id: string, url: string, outcome: PageOutcome): Promise<FinishResult>
   /** Recorded documents from index `skip` on, as stored (JSON strings), at most `count`. */
   documents (id: string, skip: number, count: number): Promise<string[]>
   errors (id: string): Promise<{ errors: JobErrorEntry[], robotsBlocked: string[] }>
+  /** Adds URLs robots.txt refused to the job's list, each once. */
   robotsBlocked (id: string, urls: readonly string[]): Promise<void>
   /** Sets the status when the job is still scraping; returns whether it changed. */
   end (id: string, status: Exclude<JobStatus, 'scraping'>, error?: string): Promise<boolean>

@@ -51,7 +51,7 @@ const handler: PageHandler = async (job, task, signal) => {
   const body = await response.text()
   const document = { markdown: body, metadata: { sourceURL: task.url, statusCode: response.status } }
   if (job.kind !== 'crawl') return { document }
-  const follow = [...body.matchAll(/href="([^"]+)"/g)].map(m => new URL(m[1] ?? '', task.url).href)
+  const follow = [...body.matchAll(/href="([^"]+)"/g)].map(m => new URL(m[1] ?? '', task.url).href).map(url => ({ key: url, url }))
   return { document, follow }
 }
 
@@ -78,8 +78,8 @@ function engineContract (name: string, redisUrl: () => Promise<{ env: Record<str
       dir = mkdtempSync(path.join(os.tmpdir(), 'pagecast-jobs-'))
       const config = loadConfig({ ...redis.env, STORAGE_DIR: dir, STORAGE_SCOPE: 'instance', JOB_CONCURRENCY: '8', CRAWL_HOST_CONCURRENCY: '2', JOB_TTL: '3s' })
       storage = createStorage(config, { log })
-      jobs = createJobs({ config, log, guard: createAddressGuard({ allowPrivateHosts: [fx.host] }), storage, secretFor: () => undefined })
-      jobs.work(handler)
+      jobs = createJobs({ config, log, guard: createAddressGuard({ allowPrivateHosts: [fx.host] }), storage })
+      jobs.work(handler, () => undefined)
     }, 60_000)
     afterAll(async () => {
       await jobs?.close()
@@ -90,7 +90,7 @@ function engineContract (name: string, redisUrl: () => Promise<{ env: Record<str
 
     it('scrapes a batch: every URL once, in one completed job', async () => {
       const urls = [0, 1, 2, 3, 4].map(i => `${fx.origin}/site?p=${i}&batch=${name}`)
-      const job = await jobs.start({ kind: 'batch_scrape', owner, urls: [...urls, urls[0] ?? ''], limit: 6, request: {} })
+      const job = await jobs.start({ kind: 'batch_scrape', owner, first: [...urls, urls[0] ?? ''].map(url => ({ key: url, url })), limit: 6, request: {} })
       expect(job.total).toBe(5)
       await until(jobs, job.id)
       const page = await jobs.page(job.id, 0, 10 * 1024 * 1024)
@@ -103,7 +103,7 @@ function engineContract (name: string, redisUrl: () => Promise<{ env: Record<str
     it('crawls each reachable page once, never more than `limit`, at most 2 in flight per host', async () => {
       peak = 0
       served.clear()
-      const full = await jobs.start({ kind: 'crawl', owner, urls: [`${fx.origin}/site?p=0`], limit: 1000, request: {} })
+      const full = await jobs.start({ kind: 'crawl', owner, first: [{ key: `${fx.origin}/site?p=0`, url: `${fx.origin}/site?p=0` }], limit: 1000, request: {} })
       await until(jobs, full.id)
       const record = await jobs.get(full.id)
       expect(record).toMatchObject({ status: 'completed', total: SITE_PAGES, completed: SITE_PAGES })
@@ -112,13 +112,13 @@ function engineContract (name: string, redisUrl: () => Promise<{ env: Record<str
       expect(peak).toBeLessThanOrEqual(2)
       expect(peak).toBe(2)
 
-      const capped = await jobs.start({ kind: 'crawl', owner, urls: [`${fx.origin}/site?p=5`], limit: 7, request: {} })
+      const capped = await jobs.start({ kind: 'crawl', owner, first: [{ key: `${fx.origin}/site?p=5`, url: `${fx.origin}/site?p=5` }], limit: 7, request: {} })
       await until(jobs, capped.id)
       expect(await jobs.get(capped.id)).toMatchObject({ status: 'completed', total: 7, completed: 7 })
     })
 
     it('lists a running crawl as ongoing, and cancels it: no page recorded after', async () => {
-      const job = await jobs.start({ kind: 'crawl', owner, urls: [`${fx.origin}/site?p=1&slowly`], limit: 1000, request: {} })
+      const job = await jobs.start({ kind: 'crawl', owner, first: [{ key: `${fx.origin}/site?p=1&slowly`, url: `${fx.origin}/site?p=1&slowly` }], limit: 1000, request: {} })
       expect((await jobs.ongoing(owner)).map(j => j.id)).toContain(job.id)
       expect((await jobs.ongoing({ listener: 'pro', tenant: 'other' })).map(j => j.id)).not.toContain(job.id)
       expect(await jobs.cancel(job.id)).toBe(true)
@@ -133,7 +133,7 @@ function engineContract (name: string, redisUrl: () => Promise<{ env: Record<str
 
     it('serves documents in pages by bytes with the next index, a large one kept on the storage', async () => {
       const urls = [`${fx.origin}/big`, ...[6, 7, 8].map(i => `${fx.origin}/site?p=${i}&paged=${name}`)]
-      const job = await jobs.start({ kind: 'batch_scrape', owner, urls, limit: 4, request: {} })
+      const job = await jobs.start({ kind: 'batch_scrape', owner, first: urls.map(url => ({ key: url, url })), limit: 4, request: {} })
       await until(jobs, job.id)
       // 1 KiB pages: the 300 KiB document alone on its page, small ones a few to a page; `next` chains them all.
       const pages: unknown[][] = []
@@ -153,7 +153,7 @@ function engineContract (name: string, redisUrl: () => Promise<{ env: Record<str
     })
 
     it('records a failed page as an error, and a job whose every page failed as failed', async () => {
-      const job = await jobs.start({ kind: 'batch_scrape', owner, urls: ['http://127.0.0.1:1/refused'], limit: 1, request: {} })
+      const job = await jobs.start({ kind: 'batch_scrape', owner, first: [{ key: 'r', url: 'http://127.0.0.1:1/refused' }], limit: 1, request: {} })
       await until(jobs, job.id)
       expect(await jobs.get(job.id)).toMatchObject({ status: 'failed', completed: 0, failed: 1 })
       const { errors } = await jobs.errors(job.id)
@@ -161,7 +161,7 @@ function engineContract (name: string, redisUrl: () => Promise<{ env: Record<str
     })
 
     it('forgets a job after JOB_TTL', async () => {
-      const job = await jobs.start({ kind: 'batch_scrape', owner, urls: [`${fx.origin}/site?p=9&ttl=${name}`], limit: 1, request: {} })
+      const job = await jobs.start({ kind: 'batch_scrape', owner, first: [{ key: `${fx.origin}/site?p=9&ttl=${name}`, url: `${fx.origin}/site?p=9&ttl=${name}` }], limit: 1, request: {} })
       await until(jobs, job.id)
       expect(await jobs.get(job.id)).toBeDefined()
       await sleep(Math.max(0, job.expiresAt - Date.now()) + 300)
