@@ -3,10 +3,12 @@
 // `data.<field>.selector` with the pattern of the names they stand for (`x-name-pattern`), the pro-only
 // ones marked with their free-listener code (`x-pro`), and the error codes of §11 with their statuses. Each operation
 // has an operationId; the server is the listener that served the document. Checked with redocly's recommended rules.
+// The Firecrawl-compatible routes follow (firecrawl-openapi.ts).
 import { ERROR_CATALOG, ERROR_CODES } from '../errors.ts'
 import { PARAMETER_ROWS } from './parameters.ts'
 import type { ParameterRow } from './parameters.ts'
 import { CONTENT_ACCEPTED, CONTENT_PARAMETERS } from '../schemas/content-query.ts'
+import { FIRECRAWL_SECURITY_SCHEMES, firecrawlPaths } from './firecrawl-openapi.ts'
 
 const CONTENT_TYPES = { markdown: 'text/markdown', text: 'text/plain', html: 'text/html' } as const
 
@@ -69,13 +71,14 @@ export function openApiDocument (): object {
       title: 'pagecast',
       version: '1',
       license: { name: 'MIT', identifier: 'MIT' },
-      description: 'Page metadata, screenshots and PDFs, speaking the Microlink API. Names are camelCase or snake_case in every dot segment; a value starting with `{` or `[` on an object- or array-typed parameter is JSON.'
+      description: 'Page metadata, screenshots and PDFs, speaking the Microlink API (and Firecrawl\'s, under /v1 and /v2). Names are camelCase or snake_case in every dot segment; a value starting with `{` or `[` on an object- or array-typed parameter is JSON.'
     },
     // Relative: the listener that served this document (free or pro, whatever its public address).
     servers: [{ url: '/', description: 'This listener: the one that served this document' }],
     components: {
       securitySchemes: {
-        apiKey: { type: 'apiKey', in: 'header', name: 'x-api-key', description: 'Needed on the pro listener; refused (EPRO) on the free one.' }
+        apiKey: { type: 'apiKey', in: 'header', name: 'x-api-key', description: 'Needed on the pro listener; refused (EPRO) on the free one.' },
+        ...FIRECRAWL_SECURITY_SCHEMES
       }
     },
     paths: {
@@ -98,7 +101,9 @@ export function openApiDocument (): object {
           responses: { 200: { description: 'Success: `{status: "success", data, statusCode, headers, redirects}`' }, ...errors }
         }
       },
-      ...contentPaths(errors)
+      ...contentPaths(errors),
+      // The Firecrawl-compatible API (docs/firecrawl.md).
+      ...firecrawlPaths()
     }
   }
 }

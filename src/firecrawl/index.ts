@@ -8,7 +8,8 @@ import type { Plan } from '../config.ts'
 import { JSON_TYPE } from '../http/reply.ts'
 import { callerOf } from './auth.ts'
 import { firecrawlErrorHandler } from './errors.ts'
-import { readScrapeRequest, SCRAPE_BODY_SCHEMA, type ApiVersion } from './request.ts'
+import { API_VERSIONS, SCRAPE_BODY_SCHEMA, type ApiVersion } from '../schemas/firecrawl.ts'
+import { readScrapeRequest } from './request.ts'
 import { scrapeDepsOf, scrapePage } from './scrape.ts'
 import { creditUsage, concurrencyCheck } from './team.ts'
 import { jobRoutes } from './jobs.ts'
@@ -16,9 +17,14 @@ import { jobRoutes } from './jobs.ts'
 /** The largest body a Firecrawl route reads. */
 export const FIRECRAWL_BODY_LIMIT = 1024 * 1024
 
-export const API_VERSIONS: readonly ApiVersion[] = ['v1', 'v2']
+/**
+ * A scrape's `data` also says `success: true`: firecrawl-js 4 unwraps `data` in its v2 `scrape` (and its v1-style
+ * alias `scrapeUrl`), and LangChain JS's FireCrawlLoader (1.1) checks `success` on what it gets back, so without it
+ * the loader fails against any server (docs/firecrawl.md#what-differs).
+ */
+const CLIENT_SHIM = { success: true } as const
 
-/** The path prefixes of a version: as documented, and after a base URL that ended in a slash. */
+/** The path prefixes of a version: as documented, and after a base URL that ended in a slash (`//v2/scrape`). */
 export function prefixesOf (version: ApiVersion): string[] {
   return [`/${version}`, `//${version}`]
 }
@@ -45,7 +51,7 @@ export async function firecrawlRoutes (app: FastifyInstance, { ctx, plan }: { ct
         const { signal, done } = clientSignal(request, reply)
         try {
           const { document, headers } = await scrapePage(deps, scrape, caller, signal, request.log)
-          return await reply.headers(headers).type(JSON_TYPE).send({ success: true, data: document })
+          return await reply.headers(headers).type(JSON_TYPE).send({ success: true, data: { ...document, ...CLIENT_SHIM } })
         } finally {
           done()
         }

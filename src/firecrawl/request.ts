@@ -1,18 +1,12 @@
 // The body of a Firecrawl scrape (POST /v1|v2/scrape, docs/firecrawl.md), read into one normalized ScrapeRequest.
-// Fastify checks the body's shape against SCRAPE_BODY first (the same schema the OpenAPI document shows); what a
+// Fastify checks the body's shape against SCRAPE_BODY_SCHEMA (schemas/firecrawl.ts) first (the same schema the OpenAPI document shows); what a
 // JSON schema cannot say (a format that needs a language model, an action we cannot run, a proxy mode) is refused
 // here, each with 400 and the name of what was refused. Keys clients add (`origin`, `integration`, …) are ignored.
 import { AppError } from '../errors.ts'
 import { PAPER_FORMATS, type PaperFormat } from '../schemas/options.ts'
+import { FORMATS, LLM_FORMATS, type ApiVersion, type Format } from '../schemas/firecrawl.ts'
 
-export type ApiVersion = 'v1' | 'v2'
-
-/** Formats pagecast produces. */
-export const FORMATS = ['markdown', 'html', 'rawHtml', 'links', 'images', 'screenshot', 'screenshot@fullPage'] as const
-export type Format = (typeof FORMATS)[number]
-
-/** Formats that need a language model: refused with EFORMAT, naming the format. */
-export const LLM_FORMATS = ['json', 'extract', 'summary', 'changeTracking'] as const
+export type { ApiVersion, Format }
 
 export interface ScreenshotSpec {
   fullPage: boolean
@@ -55,53 +49,6 @@ export interface ScrapeRequest {
 }
 
 const FORMAT_NAMES = [...FORMATS, ...LLM_FORMATS, 'screenshot', 'attributes', 'branding', 'product', 'menu', 'audio', 'video']
-
-const stringList = { type: 'array', items: { type: 'string' } } as const
-
-/** The scrape options shared by scrape, batch scrape and crawl's `scrapeOptions` (our own schema). */
-export const SCRAPE_OPTIONS_SCHEMA = {
-  type: 'object',
-  properties: {
-    formats: {
-      type: 'array',
-      items: {
-        anyOf: [
-          { type: 'string', description: `One of ${FORMATS.join(', ')}; ${LLM_FORMATS.join(', ')} are refused.` },
-          {
-            type: 'object',
-            required: ['type'],
-            properties: {
-              type: { type: 'string' },
-              fullPage: { type: 'boolean' },
-              quality: { type: 'integer', minimum: 0, maximum: 100 },
-              viewport: { type: 'object', properties: { width: { type: 'integer', minimum: 1, maximum: 8192 }, height: { type: 'integer', minimum: 1, maximum: 8192 } } }
-            }
-          }
-        ]
-      }
-    },
-    onlyMainContent: { type: 'boolean', default: true },
-    includeTags: stringList,
-    excludeTags: stringList,
-    headers: { type: 'object', additionalProperties: { type: 'string' } },
-    waitFor: { type: 'integer', minimum: 0, default: 0 },
-    timeout: { type: 'integer', minimum: 1 },
-    mobile: { type: 'boolean', default: false },
-    blockAds: { type: 'boolean', default: true },
-    actions: { type: 'array', maxItems: 50, items: { type: 'object', required: ['type'], properties: { type: { type: 'string' } } } },
-    location: { type: 'object', properties: { country: { type: 'string' }, languages: stringList } },
-    maxAge: { type: 'integer', minimum: 0 },
-    storeInCache: { type: 'boolean', default: true },
-    proxy: { type: 'string' }
-  }
-} as const
-
-/** POST /v1|v2/scrape. */
-export const SCRAPE_BODY_SCHEMA = {
-  ...SCRAPE_OPTIONS_SCHEMA,
-  required: ['url'],
-  properties: { url: { type: 'string', minLength: 1, maxLength: 8192 }, ...SCRAPE_OPTIONS_SCHEMA.properties }
-} as const
 
 function refuse (field: string, message: string): never {
   throw new AppError('EINVALQUERY', { message, data: { [field]: message } })

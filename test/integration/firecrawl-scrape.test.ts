@@ -5,6 +5,8 @@
 // auth on pro (Bearer and x-api-key), credit-usage and concurrency-check.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import Firecrawl, { FirecrawlAppV1 } from '@mendable/firecrawl-js'
+import { Validator } from '@seriousme/openapi-schema-validator'
+import { SCRAPE_BODY_SCHEMA } from '../../src/schemas/firecrawl.ts'
 import { build, type Built } from '../helpers/build.ts'
 import { startFixtureServer, type FixtureServer } from '../helpers/fixture-server.ts'
 
@@ -255,5 +257,19 @@ describe('team routes', () => {
     expect(free).toMatchObject({ success: true, data: { remaining_credits: 1000, plan_credits: 1000 } })
     const unauthorized = await fetch(`${proUrl}/v1/team/credit-usage`)
     expect(unauthorized.status).toBe(401)
+  })
+})
+
+describe('/openapi.json', () => {
+  it('describes the Firecrawl routes with the schema the bodies are checked against, and stays valid', async () => {
+    const doc = (await app.free.inject('/openapi.json')).json()
+    for (const path of ['/v1/scrape', '/v2/scrape']) {
+      expect(doc.paths[path].post.requestBody.content['application/json'].schema).toEqual(JSON.parse(JSON.stringify(SCRAPE_BODY_SCHEMA)))
+      expect(Object.keys(doc.paths[path].post.responses)).toEqual(expect.arrayContaining(['200', '400', '401', '402', '408', '429', '500']))
+    }
+    for (const path of ['/v1/team/credit-usage', '/v2/team/credit-usage', '/v2/concurrency-check']) expect(doc.paths[path].get).toBeDefined()
+    expect(doc.components.securitySchemes.bearer).toMatchObject({ type: 'http', scheme: 'bearer' })
+    const result = await new Validator().validate(doc)
+    expect(result.errors ?? []).toEqual([])
   })
 })
