@@ -1,7 +1,7 @@
 // The links of an HTML page, for discovery: `<a href>` and `<area href>`, resolved against `<base href>` (the first
-// one, as browsers do) or the page's URL, http(s) only, without fragments, each once, in document order. Read with
-// htmlparser2's streaming parser (linear in the markup; nothing is built but the list), at most `max` links.
-import { Parser } from 'htmlparser2'
+// one, as browsers do) or the page's URL, http(s) only, without fragments, each once, in document order, at most
+// `max`. Read in one linear pass of the tokenizer (scan.ts); nothing is built but the list.
+import { scanMarkup } from './scan.ts'
 import { canonicalUrl } from './url.ts'
 
 /** Links kept per page at most. */
@@ -12,21 +12,23 @@ export function extractLinks (html: string, pageUrl: string, max = MAX_LINKS_PER
   const seen = new Set<string>()
   let base = pageUrl
   let baseSet = false
-  const parser = new Parser({
-    onopentag (name, attributes) {
-      if (name === 'base' && !baseSet && attributes.href !== undefined) {
+  scanMarkup(html, false, {
+    open: (name) => name === 'a' || name === 'area' || (name === 'base' && !baseSet),
+    attributes (name, attributes) {
+      const href = attributes.href
+      if (href === undefined) return
+      if (name === 'base') {
         baseSet = true
-        const resolved = canonicalUrl(attributes.href, { base: pageUrl })
-        if (resolved !== undefined) base = resolved
+        base = canonicalUrl(href, { base: pageUrl }) ?? base
         return
       }
-      if ((name !== 'a' && name !== 'area') || attributes.href === undefined || links.length >= max) return
-      const url = canonicalUrl(attributes.href, { base })
+      if (links.length >= max) return
+      const url = canonicalUrl(href, { base })
       if (url === undefined || seen.has(url)) return
       seen.add(url)
       links.push(url)
-    }
-  }, { decodeEntities: true })
-  parser.end(html)
+    },
+    close () {}
+  })
   return links
 }

@@ -1,10 +1,9 @@
 // Sitemaps (sitemaps.org): `<urlset>` files, `<sitemapindex>` files pointing at more of them, either gzipped, and
-// plain-text lists. Parsed with htmlparser2 in xmlMode (a streaming tokenizer already in the tree, linear in its
-// input) fed in slices with a yield between them; everything a hostile site controls is bounded: bytes per file
-// (after gunzip), bytes in all, files read, index nesting, URLs kept, characters per `<loc>`, and the caller's signal.
-import { setImmediate as yieldToLoop } from 'node:timers/promises'
+// plain-text lists. Read with htmlparser2's tokenizer in xmlMode (scan.ts: one linear pass, no tree); everything a
+// hostile site controls is bounded: bytes per file (after gunzip), bytes in all, files read, index nesting, URLs
+// kept, characters per `<loc>`, and the caller's signal.
 import zlib from 'node:zlib'
-import { Parser } from 'htmlparser2'
+import { scanMarkup } from './scan.ts'
 import { toHttpUrl } from '../util/url.ts'
 import { MAX_URL_LENGTH } from './url.ts'
 import type { CrawlFetch } from './types.ts'
@@ -30,9 +29,6 @@ export const SITEMAP_LIMITS: Readonly<SitemapLimits> = Object.freeze({
   maxUrls: 50_000
 })
 
-/** Characters fed to the parser between two yields to the event loop. */
-const SLICE = 256 * 1024
-
 export interface ParsedSitemap {
   kind: 'urlset' | 'index' | 'text' | 'unknown'
   /** `<loc>` values (or the lines of a text sitemap) that are absolute http(s) URLs, in order. */
@@ -46,85 +42,54 @@ function localName (tag: string): string {
   return (colon === -1 ? tag : tag.slice(colon + 1)).toLowerCase()
 }
 
-/** A sitemap parser fed in pieces (write/end) that keeps at most `maxEntries` locations. */
-function sitemapReader (maxEntries: number): { write (text: string): void, end (): ParsedSitemap } {
+/** Open elements tracked at most; deeper ones are only counted (nothing a sitemap reads is that deep). */
+const MAX_TRACKED_DEPTH = 32
+
+/** Parses one sitemap document (XML urlset or index, or a text list), keeping at most `maxEntries` locations. */
+export function parseSitemap (text: string, maxEntries = SITEMAP_LIMITS.maxUrls): ParsedSitemap {
   const result: ParsedSitemap = { kind: 'unknown', locs: [], truncated: false }
-  const stack: string[] = []
-  let loc: string | undefined
-  let sawElement = false
   const keep = (value: string): void => {
     const url = toHttpUrl(value)
     if (url === undefined || url.length > MAX_URL_LENGTH) return
     if (result.locs.length >= maxEntries) { result.truncated = true; return }
     result.locs.push(url)
   }
-  const parser = new Parser({
-    onopentag (name) {
-      sawElement = true
+  const body = text.replace(/^\uFEFF/, '')
+  if (!/^\s*</.test(body)) {
+    // A text sitemap: one URL per line.
+    result.kind = 'text'
+    for (const line of body.split(/\r?\n/)) if (line.trim() !== '' && line.length <= MAX_URL_LENGTH) keep(line.trim())
+    return result
+  }
+  const stack: string[] = []
+  let untracked = 0
+  let loc: string | undefined
+  let seenRoot = false
+  scanMarkup(body, true, {
+    open (name) {
       const tag = localName(name)
-      if (stack.length === 0 && result.kind === 'unknown') {
+      if (!seenRoot) {
+        seenRoot = !name.startsWith('?') && !name.startsWith('!')
         if (tag === 'urlset') result.kind = 'urlset'
         else if (tag === 'sitemapindex') result.kind = 'index'
       }
-      // Only a bounded stack is kept: deeper nesting is not a sitemap's shape, and nothing there is read.
-      if (stack.length < 16) stack.push(tag)
-      if (tag === 'loc' && (stack[stack.length - 2] === 'url' || stack[stack.length - 2] === 'sitemap')) loc = ''
+      const parent = untracked > 0 ? undefined : stack.at(-1)
+      if (tag === 'loc' && (parent === 'url' || parent === 'sitemap')) loc = ''
+      if (stack.length < MAX_TRACKED_DEPTH) stack.push(tag)
+      else untracked++
+      return false
     },
-    ontext (text) {
-      if (loc !== undefined && loc.length <= MAX_URL_LENGTH) loc += text.slice(0, MAX_URL_LENGTH + 1 - loc.length)
-    },
-    onclosetag (name) {
+    close (name) {
       const tag = localName(name)
       if (tag === 'loc' && loc !== undefined) { keep(loc.trim()); loc = undefined }
-      if (stack[stack.length - 1] === tag) stack.pop()
-    }
-  }, { xmlMode: true })
-  let textLines = ''
-  let head = true
-  return {
-    write (text) {
-      // Before any element: a text sitemap (one URL per line) is read line by line, outside the XML parser.
-      if (head && !sawElement && !/^\s*</.test(text)) {
-        textLines += text
-        const lines = textLines.split(/\r?\n/)
-        textLines = lines.pop() ?? ''
-        if (textLines.length > MAX_URL_LENGTH) textLines = ''
-        for (const line of lines) if (line.trim() !== '') keep(line.trim())
-        result.kind = 'text'
-        return
-      }
-      head = false
-      parser.write(text)
+      if (untracked > 0) untracked--
+      else if (stack.at(-1) === tag) stack.pop()
     },
-    end () {
-      if (result.kind === 'text') {
-        if (textLines.trim() !== '') keep(textLines.trim())
-        return result
-      }
-      parser.end()
-      return result
+    text (value) {
+      if (loc !== undefined && loc.length <= MAX_URL_LENGTH) loc += value.slice(0, MAX_URL_LENGTH + 1 - loc.length)
     }
-  }
-}
-
-/** Parses one sitemap document (XML urlset or index, or a text list), keeping at most `maxEntries` locations. */
-export function parseSitemap (text: string, maxEntries = SITEMAP_LIMITS.maxUrls): ParsedSitemap {
-  const reader = sitemapReader(maxEntries)
-  reader.write(text.replace(/^\uFEFF/, ''))
-  return reader.end()
-}
-
-async function parseSliced (text: string, maxEntries: number, signal: AbortSignal): Promise<ParsedSitemap> {
-  const reader = sitemapReader(maxEntries)
-  const body = text.replace(/^\uFEFF/, '')
-  for (let i = 0; i < body.length; i += SLICE) {
-    if (i > 0) {
-      await yieldToLoop()
-      signal.throwIfAborted()
-    }
-    reader.write(body.slice(i, i + SLICE))
-  }
-  return reader.end()
+  })
+  return result
 }
 
 /** Whether bytes start as a gzip member does (a `.xml.gz` file sent without Content-Encoding). */
@@ -213,7 +178,7 @@ export async function readSitemaps (
         if (isGzip(body)) ({ body, truncated } = await gunzipBounded(body, budget))
         bytes += body.length
         if (truncated) out.truncated = true
-        parsed = await parseSliced(body.toString('utf8'), limits.maxUrls - out.urls.length, signal)
+        parsed = parseSitemap(body.toString('utf8'), limits.maxUrls - out.urls.length)
       } catch (err) {
         if (signal.aborted) throw err
         file.error = err instanceof Error ? err.message : String(err)

@@ -1,5 +1,5 @@
 // The Firecrawl-compatible API (docs/firecrawl.md, API.md §17) as one Fastify plugin, registered on both listeners:
-// POST /v1|v2/scrape, GET /v1|v2/team/credit-usage, GET /v2/concurrency-check. A base URL given with a trailing
+// POST /v1|v2/scrape, POST /v1|v2/map (map.ts), GET /v1|v2/team/credit-usage, GET /v2/concurrency-check. A base URL given with a trailing
 // slash (`//v2/scrape`) reaches the same routes. Its own scope: a JSON body parser (the app reads no other bodies,
 // http/request-body.ts) and the Firecrawl error envelope (errors.ts) instead of ours.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
@@ -13,6 +13,7 @@ import { readScrapeRequest } from './request.ts'
 import { scrapeDepsOf, scrapePage } from './scrape.ts'
 import { creditUsage, concurrencyCheck } from './team.ts'
 import { jobRoutes } from './jobs.ts'
+import { mapRoutes } from './map.ts'
 
 /** The largest body a Firecrawl route reads. */
 export const FIRECRAWL_BODY_LIMIT = 1024 * 1024
@@ -42,6 +43,9 @@ export async function firecrawlRoutes (app: FastifyInstance, { ctx, plan }: { ct
   const json = app.getDefaultJsonParser('error', 'error')
   app.addContentTypeParser('application/json', { parseAs: 'string', bodyLimit: FIRECRAWL_BODY_LIMIT }, json)
   app.setErrorHandler(firecrawlErrorHandler)
+
+  // POST /v1|v2/map (map.ts), in this scope: the same body parser and error envelope.
+  await mapRoutes(app, { ctx, plan, prefixesOf, clientSignal })
 
   for (const version of API_VERSIONS) {
     for (const prefix of prefixesOf(version)) {

@@ -5,7 +5,8 @@ import { AppError } from '../errors.ts'
 import type { Plan } from '../config.ts'
 import { DEFAULT_CRAWL_LIMIT, RuleError, rulesFromRequest, seenKey, type CrawlRules } from '../crawl/index.ts'
 import { parseWebhook, type Candidate, type WebhookSpec } from '../jobs/index.ts'
-import { readScrapeRequest, SCRAPE_OPTIONS_SCHEMA, type ApiVersion } from './request.ts'
+import { readScrapeRequest } from './request.ts'
+import { SCRAPE_OPTIONS_SCHEMA, type ApiVersion } from '../schemas/firecrawl.ts'
 
 /** URLs a batch may hold. */
 export const MAX_BATCH_URLS = 1000
