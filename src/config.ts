@@ -105,6 +105,8 @@ export interface Config {
   metricsPort: number | undefined
   /** The whole environment of every child process (Chromium and its helpers): CHILD_ENV_NAMES and prefixes only. */
   childEnv: Readonly<Record<string, string>>
+  /** §17 jobs (docs/jobs.md): JOB_TTL, CRAWL_HOST_CONCURRENCY, JOB_CONCURRENCY, JOB_STALL_TIMEOUT, WEBHOOK_SECRET, WEBHOOK_RETRY_DELAYS. */
+  jobs: { ttlMs: number, hostConcurrency: number, concurrency: number, stallMs: number, webhookSecret: string | undefined, webhookRetryMs: readonly number[] }
 }
 
 
@@ -148,6 +150,12 @@ export function childEnvironment (env: Env): Readonly<Record<string, string>> {
 }
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']
+
+/** WEBHOOK_RETRY_DELAYS: the waits before each retry of a webhook delivery (default 10s, 1m, 5m: 4 tries in 6 min). */
+function webhookRetries (env: Env): number[] {
+  const raw = list(env, 'WEBHOOK_RETRY_DELAYS')
+  return raw.length === 0 ? [10_000, 60_000, 300_000] : raw.map(v => duration({ WEBHOOK_RETRY_DELAYS: v }, 'WEBHOOK_RETRY_DELAYS', 1))
+}
 
 function redisNodes (env: Env, name: string): RedisNode[] {
   return hostPorts(env, name).map((entry) => {
@@ -309,6 +317,7 @@ export function loadConfig (env: Env = {}): Readonly<Config> {
     docsUrl: httpUrl(env, 'DOCS_URL') ?? `${publicUrl}/docs`,
     metrics: bool(env, 'METRICS', true),
     metricsPort,
-    childEnv: childEnvironment(env)
+    childEnv: childEnvironment(env),
+    jobs: Object.freeze({ ttlMs: duration(env, 'JOB_TTL', 86_400_000), hostConcurrency: integer(env, 'CRAWL_HOST_CONCURRENCY', 2, 1, 1000), concurrency: integer(env, 'JOB_CONCURRENCY', 8, 1, 1000), stallMs: duration(env, 'JOB_STALL_TIMEOUT', 30_000), webhookSecret: str(env, 'WEBHOOK_SECRET'), webhookRetryMs: Object.freeze(webhookRetries(env)) })
   })
 }

@@ -23,6 +23,7 @@ import { createLighthouseRunner, type LighthouseRunner } from './browser/lightho
 import { createMetrics, type ServiceMetrics } from './metrics.ts'
 import { serviceVersion } from './version.ts'
 import { createPipeline, type Pipeline } from './pipeline/index.ts'
+import { createJobs, type Jobs } from './jobs/index.ts'
 
 export interface AppContext {
   config: Readonly<Config>
@@ -48,6 +49,8 @@ export interface AppContext {
   tenants: TenantDirectory
   /** Their plans at request time: counts, concurrency slots, usage (src/tenants/limits.ts). */
   limits: TenantLimits
+  /** Batch scrape and crawl jobs (docs/jobs.md): BullMQ on Redis, or in process; the Firecrawl routes start the worker. */
+  jobs: Jobs
   /** Background work (stale refreshes) that shutdown waits for. */
   background: Set<Promise<unknown>>
   /** Set while shutting down: /ready answers 503. */
@@ -153,6 +156,7 @@ export async function createContext (config: Readonly<Config>, log: Logger, over
     limits,
     background,
     closing: false,
+    jobs: createJobs({ config, log, guard, storage }),
     pipeline
   }
 }
@@ -161,6 +165,8 @@ export async function closeContext (ctx: AppContext): Promise<void> {
   ctx.closing = true
   ctx.tenants.close()
   await Promise.allSettled([...ctx.background])
+  // Pages in flight stop here; on Redis, another instance takes them over (docs/jobs.md).
+  await ctx.jobs.close()
   await ctx.browser.close()
   await ctx.lighthouse.close()
   await ctx.reader.close()

@@ -62,6 +62,11 @@ export const ERROR_CATALOG = {
     message: 'The `filename` parameter is only available on the pro plan.',
     when: 'Free listener: `filename` was given.'
   },
+  EROBOTSTXT: {
+    status: 403,
+    message: 'The `ignoreRobotsTxt` option is only available on the pro plan.',
+    when: 'Free listener: a crawl asked for `ignoreRobotsTxt: true` (docs/jobs.md).'
+  },
   EINVALURL: {
     status: 400,
     message: 'The request was not processed: the `url` parameter is invalid.',

@@ -12,6 +12,7 @@ import { API_VERSIONS, SCRAPE_BODY_SCHEMA, type ApiVersion } from '../schemas/fi
 import { readScrapeRequest } from './request.ts'
 import { scrapeDepsOf, scrapePage } from './scrape.ts'
 import { creditUsage, concurrencyCheck } from './team.ts'
+import { jobRoutes } from './jobs.ts'
 import { mapRoutes } from './map.ts'
 
 /** The largest body a Firecrawl route reads. */
@@ -66,5 +67,7 @@ export async function firecrawlRoutes (app: FastifyInstance, { ctx, plan }: { ct
           await reply.type(JSON_TYPE).send({ success: true, ...await concurrencyCheck(ctx, callerOf(ctx, plan, request)) }))
       }
     }
+    // Batch scrape and crawl jobs (docs/jobs.md).
+    await jobRoutes(app, { ctx, plan, version, prefixes: prefixesOf(version) })
   }
 }

@@ -67,7 +67,7 @@ export async function mapRoutes (app: FastifyInstance, deps: MapRouteDeps): Prom
     const body = request.body as MapBody
     const mapRequest = readMapRequest(body)
     // One map is one request of the free quota, counted before anything is fetched.
-    const headers = caller.listener === 'free' && caller.client !== undefined ? await cores.free.countQuota(caller.client, request.log) : {}
+    const headers = caller.listener === 'free' && caller.client !== undefined ? (await cores.free.countQuota(caller.client, request.log) ?? {}) : {}
     await ctx.guard.assertUrlResolvesAllowed(new URL(mapRequest.url))
     const client = deps.clientSignal(request, reply)
     const deadline = createDeadline(Math.min(body.timeout ?? ceiling, ceiling), () => new AppError('ETIMEOUT'), client.signal)

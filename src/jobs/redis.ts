@@ -1,0 +1,239 @@
+// The Redis job store and per-host limiter (REDIS_URL set), shared by every instance. Each change that must hold
+// across instances is one Lua script: admitting URLs (the seen set, so each URL is scraped once per job, and `limit`),
+// recording a page (once, even when a crashed instance's page is worked again) and the job's end, taking a host slot.
+// Keys (all under the `{pagecast}` hash tag, one Cluster slot): job:<id> (a hash: record, status, counters),
+// job:<id>:seen, :done, :robots-seen (sets), :docs, :errors, :robots, :kids:<parent> (lists), ongoing:<owner> (a sorted set), host:<host> (leases).
+import { randomUUID } from 'node:crypto'
+import type { Cluster, Redis } from 'ioredis'
+import { sleep } from '../util/abort.ts'
+import { sha256 } from '../util/hash.ts'
+import { JOBS_PREFIX } from './connection.ts'
+import type { FinishResult, HostLimiter, JobErrorEntry, JobRecord, JobStore } from './types.ts'
+import { ownerKeyOf } from './types.ts'
+
+// KEYS[1] job hash, KEYS[2] seen set, KEYS[3] the parent's children; ARGV[1] limit, ARGV[2..] key, URL pairs.
+// Returns the URLs admitted.
+const ADMIT = `
+if redis.call('HGET', KEYS[1], 'status') ~= 'scraping' then return {} end
+local limit = tonumber(ARGV[1])
+local out = {}
+for i = 2, #ARGV, 2 do
+  if redis.call('SCARD', KEYS[2]) >= limit then break end
+  if redis.call('SADD', KEYS[2], ARGV[i]) == 1 then out[#out + 1] = ARGV[i + 1] end
+end
+local exp = redis.call('HGET', KEYS[1], 'expiresAt')
+if #out > 0 then
+  redis.call('HINCRBY', KEYS[1], 'pending', #out)
+  redis.call('HSET', KEYS[1], 'total', redis.call('SCARD', KEYS[2]))
+  redis.call('RPUSH', KEYS[3], unpack(out))
+  redis.call('PEXPIREAT', KEYS[3], exp)
+end
+redis.call('PEXPIREAT', KEYS[2], exp)
+return out
+`
+
+// KEYS[1] robots-blocked list, KEYS[2] its set, KEYS[3] job hash; ARGV the URLs. Each URL listed once.
+const ROBOTS = `
+local exp = redis.call('HGET', KEYS[3], 'expiresAt')
+if not exp then return 0 end
+for i = 1, #ARGV do
+  if redis.call('SADD', KEYS[2], ARGV[i]) == 1 then redis.call('RPUSH', KEYS[1], ARGV[i]) end
+end
+redis.call('PEXPIREAT', KEYS[1], exp)
+redis.call('PEXPIREAT', KEYS[2], exp)
+return 1
+`
+
+// KEYS[1] job hash, [2] done set, [3] docs list, [4] errors list; ARGV[1] URL, [2] 'document' or 'error', [3] the
+// entry. Returns {recorded, finished}; the last page ends the job: completed, or failed when no page gave a document.
+const FINISH = `
+if redis.call('EXISTS', KEYS[1]) == 0 then return {0, 0} end
+if redis.call('SADD', KEYS[2], ARGV[1]) == 0 then return {0, 0} end
+local exp = redis.call('HGET', KEYS[1], 'expiresAt')
+redis.call('PEXPIREAT', KEYS[2], exp)
+local pending = redis.call('HINCRBY', KEYS[1], 'pending', -1)
+if redis.call('HGET', KEYS[1], 'status') ~= 'scraping' then return {0, 0} end
+local list = ARGV[2] == 'document' and KEYS[3] or KEYS[4]
+redis.call('RPUSH', list, ARGV[3])
+redis.call('PEXPIREAT', list, exp)
+redis.call('HINCRBY', KEYS[1], ARGV[2] == 'document' and 'completed' or 'failed', 1)
+if pending <= 0 then
+  local status = tonumber(redis.call('HGET', KEYS[1], 'completed')) > 0 and 'completed' or 'failed'
+  redis.call('HSET', KEYS[1], 'status', status)
+  return {1, 1}
+end
+return {1, 0}
+`
+
+// KEYS[1] job hash; ARGV[1] status, ARGV[2] error ('' for none). Returns 1 when the job was scraping.
+const END = `
+if redis.call('HGET', KEYS[1], 'status') ~= 'scraping' then return 0 end
+redis.call('HSET', KEYS[1], 'status', ARGV[1])
+if ARGV[2] ~= '' then redis.call('HSET', KEYS[1], 'error', ARGV[2]) end
+return 1
+`
+
+// KEYS[1] host leases (token -> expiry, Redis's clock); ARGV[1] limit, [2] token, [3] lease ms. 1 when taken.
+const ACQUIRE_HOST = `
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
+if redis.call('ZCARD', KEYS[1]) < tonumber(ARGV[1]) then
+  redis.call('ZADD', KEYS[1], now + tonumber(ARGV[3]), ARGV[2])
+  redis.call('PEXPIRE', KEYS[1], tonumber(ARGV[3]) * 2)
+  return 1
+end
+return 0
+`
+
+// KEYS[1] host leases; ARGV[1] token, [2] lease ms. Extends the lease while its holder still has it.
+const RENEW_HOST = `
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+if redis.call('ZSCORE', KEYS[1], ARGV[1]) then
+  redis.call('ZADD', KEYS[1], 'XX', now + tonumber(ARGV[2]), ARGV[1])
+  redis.call('PEXPIRE', KEYS[1], tonumber(ARGV[2]) * 2)
+  return 1
+end
+return 0
+`
+
+type JobsRedis = (Redis | Cluster) & {
+  jobAdmit (hash: string, seen: string, children: string, limit: number, ...pairs: string[]): Promise<string[]>
+  jobRobots (list: string, set: string, hash: string, ...urls: string[]): Promise<number>
+  jobFinish (hash: string, done: string, docs: string, errors: string, url: string, kind: string, entry: string): Promise<[number, number]>
+  jobEnd (hash: string, status: string, error: string): Promise<number>
+  hostAcquire (key: string, limit: number, token: string, leaseMs: number): Promise<number>
+  hostRenew (key: string, token: string, leaseMs: number): Promise<number>
+}
+
+function defineScripts (redis: Redis | Cluster): JobsRedis {
+  redis.defineCommand('jobAdmit', { numberOfKeys: 3, lua: ADMIT })
+  redis.defineCommand('jobRobots', { numberOfKeys: 3, lua: ROBOTS })
+  redis.defineCommand('jobFinish', { numberOfKeys: 4, lua: FINISH })
+  redis.defineCommand('jobEnd', { numberOfKeys: 1, lua: END })
+  redis.defineCommand('hostAcquire', { numberOfKeys: 1, lua: ACQUIRE_HOST })
+  redis.defineCommand('hostRenew', { numberOfKeys: 1, lua: RENEW_HOST })
+  return redis as JobsRedis
+}
+
+const key = (id: string, part = ''): string => `${JOBS_PREFIX}:job:${id}${part === '' ? '' : `:${part}`}`
+const ongoingKey = (owner: string): string => `${JOBS_PREFIX}:ongoing:${owner}`
+
+/** Parts of the record that never change after create(); the rest are fields of their own, changed by the scripts. */
+type StaticRecord = Omit<JobRecord, 'status' | 'total' | 'completed' | 'failed' | 'error'>
+
+export function createRedisJobStore (client: Redis | Cluster): JobStore {
+  const redis = defineScripts(client)
+
+  function recordOf (fields: Record<string, string>): JobRecord | undefined {
+    if (fields.record === undefined) return undefined
+    const base = JSON.parse(fields.record) as StaticRecord
+    return {
+      ...base,
+      status: fields.status as JobRecord['status'],
+      total: Number(fields.total ?? 0),
+      completed: Number(fields.completed ?? 0),
+      failed: Number(fields.failed ?? 0),
+      ...(fields.error === undefined ? {} : { error: fields.error })
+    }
+  }
+
+  async function get (id: string): Promise<JobRecord | undefined> {
+    return recordOf(await redis.hgetall(key(id)))
+  }
+
+  return {
+    async create (record, first) {
+      const { status, total: _t, completed: _c, failed: _f, error: _e, ...base } = record
+      const seen = [...new Set(first.map(c => c.key))]
+      const multi = redis.multi()
+      multi.hset(key(record.id), { record: JSON.stringify(base), status, total: seen.length, completed: 0, failed: 0, pending: seen.length, expiresAt: record.expiresAt })
+      multi.pexpireat(key(record.id), record.expiresAt)
+      if (seen.length > 0) multi.sadd(key(record.id, 'seen'), ...seen).pexpireat(key(record.id, 'seen'), record.expiresAt)
+      if (record.kind === 'crawl') {
+        const owner = ongoingKey(ownerKeyOf(record.owner))
+        multi.zadd(owner, record.expiresAt, record.id).pexpireat(owner, record.expiresAt)
+      }
+      await multi.exec()
+    },
+    get,
+    async admit (id, parent, candidates, limit) {
+      if (candidates.length === 0) return []
+      return await redis.jobAdmit(key(id), key(id, 'seen'), key(id, `kids:${sha256(parent)}`), limit, ...candidates.flatMap(c => [c.key, c.url]))
+    },
+    async children (id, parent) {
+      return await redis.lrange(key(id, `kids:${sha256(parent)}`), 0, -1)
+    },
+    async isDone (id, url) {
+      return await redis.sismember(key(id, 'done'), url) === 1
+    },
+    async finish (id, url, outcome): Promise<FinishResult> {
+      const entry = outcome.kind === 'document'
+        ? outcome.json
+        : JSON.stringify({ id: randomUUID(), url, error: outcome.error, ...(outcome.code === undefined ? {} : { code: outcome.code }) })
+      const [recorded, finished] = await redis.jobFinish(key(id), key(id, 'done'), key(id, 'docs'), key(id, 'errors'), url, outcome.kind, entry)
+      return { recorded: recorded === 1, finished: finished === 1 }
+    },
+    async documents (id, skip, count) {
+      if (count <= 0) return []
+      return await redis.lrange(key(id, 'docs'), skip, skip + count - 1)
+    },
+    async errors (id) {
+      const [errors, robots] = await Promise.all([redis.lrange(key(id, 'errors'), 0, -1), redis.lrange(key(id, 'robots'), 0, -1)])
+      return { errors: errors.map(e => JSON.parse(e) as JobErrorEntry), robotsBlocked: robots }
+    },
+    async robotsBlocked (id, urls) {
+      if (urls.length === 0) return
+      await redis.jobRobots(key(id, 'robots'), key(id, 'robots-seen'), key(id), ...urls)
+    },
+    async end (id, status, error) {
+      return await redis.jobEnd(key(id), status, error ?? '') === 1
+    },
+    async ongoing (ownerKey) {
+      const ids = await redis.zrangebyscore(ongoingKey(ownerKey), Date.now(), '+inf')
+      const records = await Promise.all(ids.map(get))
+      const gone = ids.filter((_, i) => records[i]?.status !== 'scraping')
+      if (gone.length > 0) await redis.zrem(ongoingKey(ownerKey), ...gone)
+      return records.filter((r): r is JobRecord => r?.status === 'scraping')
+    },
+    async close () {}
+  }
+}
+
+/** How long a host slot is held without renewal (a crashed holder's slot frees itself after this). */
+const HOST_LEASE_MS = 10_000
+const RENEW_EVERY_MS = 3_000
+
+/** CRAWL_HOST_CONCURRENCY across every instance: leases in Redis with an expiry, renewed while the page loads. */
+export function createRedisHostLimiter (client: Redis | Cluster, options: { limit: number }): HostLimiter {
+  const redis = defineScripts(client)
+  const renewals = new Set<NodeJS.Timeout>()
+  return {
+    async acquire (host, signal) {
+      const leases = `${JOBS_PREFIX}:host:${host}`
+      const token = randomUUID()
+      for (let wait = 20; ; wait = Math.min(wait * 1.5, 200)) {
+        if (await redis.hostAcquire(leases, options.limit, token, HOST_LEASE_MS) === 1) break
+        await sleep(wait * (0.5 + Math.random()), signal)
+      }
+      const timer = setInterval(() => { redis.hostRenew(leases, token, HOST_LEASE_MS).catch(() => {}) }, RENEW_EVERY_MS)
+      timer.unref()
+      renewals.add(timer)
+      let released = false
+      return {
+        async release () {
+          if (released) return
+          released = true
+          clearInterval(timer)
+          renewals.delete(timer)
+          await redis.zrem(leases, token).catch(() => {})
+        }
+      }
+    },
+    async close () {
+      for (const timer of renewals) clearInterval(timer)
+      renewals.clear()
+    }
+  }
+}

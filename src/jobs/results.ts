@@ -1,0 +1,56 @@
+// A job's documents as stored and as served. A document up to INLINE_BYTES of JSON is kept in the job store itself;
+// a larger one (a long page's rawHtml) goes to the storage (src/storage: disk or S3), under a random key, and the job
+// store keeps only `{"$ref": key}`: Redis holds counts and small results, never megabytes per page. Served in pages
+// of at most `maxBytes` of JSON (10 MiB for the Firecrawl routes), at least one document each.
+import { randomBytes } from 'node:crypto'
+import { sha256 } from '../util/hash.ts'
+import type { Storage } from '../storage/index.ts'
+import type { JobStore } from './types.ts'
+
+export const INLINE_BYTES = 256 * 1024
+/** Documents read from the store per round trip while a page is assembled. */
+const READ_CHUNK = 50
+
+interface Ref { $ref: string }
+
+function isRef (value: unknown): value is Ref {
+  return typeof value === 'object' && value !== null && typeof (value as Ref).$ref === 'string'
+}
+
+/** The entry the job store keeps for `document`: its JSON, or a reference to it on the storage. */
+export async function storeDocument (storage: Storage, document: Record<string, unknown>, expiresAt: number): Promise<string> {
+  const json = JSON.stringify(document)
+  if (Buffer.byteLength(json) <= INLINE_BYTES) return json
+  // A random name (not derived from the job or the URL): the file's URL is public, so it must not be guessable.
+  const key = `${sha256(randomBytes(32).toString('hex'))}/document.json`
+  const maxAgeSeconds = Math.max(1, Math.ceil((expiresAt - Date.now()) / 1000))
+  await storage.put(key, Buffer.from(json), { contentType: 'application/json', maxAgeSeconds })
+  return JSON.stringify({ $ref: key })
+}
+
+async function load (storage: Storage, entry: string): Promise<{ doc: unknown, bytes: number }> {
+  const parsed: unknown = JSON.parse(entry)
+  if (!isRef(parsed)) return { doc: parsed, bytes: Buffer.byteLength(entry) }
+  const file = await storage.get(parsed.$ref)
+  if (file === undefined) return { doc: null, bytes: 4 }
+  return { doc: JSON.parse(file.body.toString('utf8')), bytes: file.size }
+}
+
+/** Documents from `skip` while they fit in `maxBytes`; `next` when documents remain beyond them. */
+export async function readDocuments (store: JobStore, storage: Storage, id: string, skip: number, recorded: number, maxBytes: number): Promise<{ data: unknown[], next?: number }> {
+  const data: unknown[] = []
+  let bytes = 0
+  let at = skip
+  while (at < recorded) {
+    const entries = await store.documents(id, at, Math.min(READ_CHUNK, recorded - at))
+    if (entries.length === 0) break
+    for (const entry of entries) {
+      const { doc, bytes: size } = await load(storage, entry)
+      if (data.length > 0 && bytes + size > maxBytes) return { data, next: at }
+      data.push(doc)
+      bytes += size
+      at += 1
+    }
+  }
+  return at < recorded ? { data, next: at } : { data }
+}
