@@ -151,6 +151,13 @@ export function childEnvironment (env: Env): Readonly<Record<string, string>> {
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']
 
+/** JOB_CONCURRENCY: pages this instance works at once; 0 (with Redis only: others work them) works none. */
+function jobConcurrency (env: Env, redis: RedisConnection | undefined): number {
+  const value = integer(env, 'JOB_CONCURRENCY', 8, 0, 1000)
+  if (value === 0 && redis === undefined) throw new ConfigError('JOB_CONCURRENCY', 'may be 0 only with Redis (REDIS_URL, REDIS_SENTINELS or REDIS_CLUSTER_NODES): without it no instance would work the jobs')
+  return value
+}
+
 /** WEBHOOK_RETRY_DELAYS: the waits before each retry of a webhook delivery (default 10s, 1m, 5m: 4 tries in 6 min). */
 function webhookRetries (env: Env): number[] {
   const raw = list(env, 'WEBHOOK_RETRY_DELAYS')
@@ -318,6 +325,6 @@ export function loadConfig (env: Env = {}): Readonly<Config> {
     metrics: bool(env, 'METRICS', true),
     metricsPort,
     childEnv: childEnvironment(env),
-    jobs: Object.freeze({ ttlMs: duration(env, 'JOB_TTL', 86_400_000), hostConcurrency: integer(env, 'CRAWL_HOST_CONCURRENCY', 2, 1, 1000), concurrency: integer(env, 'JOB_CONCURRENCY', 8, 1, 1000), stallMs: duration(env, 'JOB_STALL_TIMEOUT', 30_000), webhookSecret: str(env, 'WEBHOOK_SECRET'), webhookRetryMs: Object.freeze(webhookRetries(env)) })
+    jobs: Object.freeze({ ttlMs: duration(env, 'JOB_TTL', 86_400_000), hostConcurrency: integer(env, 'CRAWL_HOST_CONCURRENCY', 2, 1, 1000), concurrency: jobConcurrency(env, redis), stallMs: duration(env, 'JOB_STALL_TIMEOUT', 30_000), webhookSecret: str(env, 'WEBHOOK_SECRET'), webhookRetryMs: Object.freeze(webhookRetries(env)) })
   })
 }

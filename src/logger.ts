@@ -3,8 +3,9 @@
 import pino, { type Logger } from 'pino'
 
 const SECRET_HEADERS = /^(x-api-key|authorization|proxy-authorization|cookie|set-cookie|x-api-header-.*)$/i
-// Query keys whose values are secrets: headers.* (any spelling) and proxy (it may carry credentials).
-const SECRET_QUERY_KEY = /^(headers([._].*)?|proxy([._].*)?)$/i
+// Query keys whose values are secrets: headers.* (any spelling), proxy (it may carry credentials) and a signed link's
+// signature (a working credential for its query until it expires: docs/tenants.md#signed-links).
+const SECRET_QUERY_KEY = /^(headers([._].*)?|proxy([._].*)?|signature)$/i
 
 export const REDACTED = '[redacted]'
 
@@ -15,9 +16,9 @@ export function redactHeaders (headers: Record<string, unknown>): Record<string,
 }
 
 // A pair whose key could be a secret one: a key with a percent escape anywhere (it may decode to anything), one that
-// starts with a space (`+`, trimmed away), or one that starts with `headers` or `proxy` in any case. Others (`url`,
-// `prerender`, `palette`, ...) never are, so most queries are not split.
-const MAYBE_SECRET_PAIR = /[?&](?:[^&=]*%|[\s+]|headers|proxy)/i
+// starts with a space (`+`, trimmed away), or one that starts with `headers`, `proxy` or `signature` in any case.
+// Others (`url`, `prerender`, `palette`, ...) never are, so most queries are not split.
+const MAYBE_SECRET_PAIR = /[?&](?:[^&=]*%|[\s+]|headers|proxy|signature)/i
 
 /** The characters that end a URL's authority as the URL parser reads it (special schemes). */
 const AUTHORITY_END = new Set(['/', '\\', '?', '#'])

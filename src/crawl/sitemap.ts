@@ -5,6 +5,7 @@
 import zlib from 'node:zlib'
 import { scanMarkup } from './scan.ts'
 import { toHttpUrl } from '../util/url.ts'
+import { readBounded } from '../util/bounded-read.ts'
 import { MAX_URL_LENGTH } from './url.ts'
 import type { CrawlFetch } from './types.ts'
 
@@ -104,27 +105,8 @@ export function isGzip (body: Uint8Array): boolean {
 export async function gunzipBounded (body: Buffer, maxBytes: number): Promise<{ body: Buffer, truncated: boolean }> {
   const gunzip = zlib.createGunzip({ finishFlush: zlib.constants.Z_SYNC_FLUSH })
   gunzip.end(body)
-  const chunks: Buffer[] = []
-  let size = 0
-  let truncated = false
-  try {
-    for await (const chunk of gunzip) {
-      const buffer = chunk as Buffer
-      if (size + buffer.length > maxBytes) {
-        chunks.push(buffer.subarray(0, maxBytes - size))
-        size = maxBytes
-        truncated = true
-        break
-      }
-      chunks.push(buffer)
-      size += buffer.length
-    }
-  } catch {
-    // A corrupt member: keep what came out before the fault.
-  } finally {
-    gunzip.destroy()
-  }
-  return { body: Buffer.concat(chunks, size), truncated }
+  // A corrupt member: keep what came out before the fault.
+  return await readBounded(gunzip, maxBytes, { keepOnError: true })
 }
 
 export interface SitemapFile {

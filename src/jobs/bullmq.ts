@@ -52,6 +52,8 @@ export function createBullPageQueue (options: BullQueueOptions, deps: { log: Log
       })))
     },
     work (handle) {
+      // JOB_CONCURRENCY=0: this instance adds jobs and answers for them, other instances work their pages.
+      if (options.concurrency === 0) return
       const connection = connectJobs(options.connection)
       connection.on('error', quiet)
       connections.push(connection)

@@ -2,7 +2,8 @@
 // limit, unlike the store's): one node by URL, a Sentinel-watched master, or a Cluster, as REDIS_* configure them.
 // Every key of the job system starts with the hash tag `{pagecast}`, so on a Cluster all of them live in one slot and
 // the Lua scripts and BullMQ's own scripts may touch several at once.
-import { Cluster, Redis } from 'ioredis'
+import type { Cluster, Redis } from 'ioredis'
+import { connectRedis } from '../store/redis-connect.ts'
 import type { RedisConnection } from '../config.ts'
 
 /** The hash-tagged prefix of every job key (BullMQ's `prefix` too). */
@@ -10,21 +11,5 @@ export const JOBS_PREFIX = '{pagecast}'
 
 /** A new client for `connection`; BullMQ workers block on theirs, so each user gets its own. */
 export function connectJobs (connection: RedisConnection): Redis | Cluster {
-  const retryStrategy = (times: number): number => Math.min(times * 200, 2000)
-  if (connection.kind === 'node') return new Redis(connection.url, { maxRetriesPerRequest: null, retryStrategy })
-  const { username, password, tls } = connection
-  const auth = { ...(username === undefined ? {} : { username }), ...(password === undefined ? {} : { password }), ...(tls ? { tls: {} } : {}) }
-  if (connection.kind === 'sentinel') {
-    return new Redis({
-      sentinels: connection.sentinels,
-      name: connection.name,
-      ...(connection.sentinelPassword === undefined ? {} : { sentinelPassword: connection.sentinelPassword }),
-      ...(tls ? { enableTLSForSentinelMode: true } : {}),
-      failoverDetector: true,
-      maxRetriesPerRequest: null,
-      retryStrategy,
-      ...auth
-    })
-  }
-  return new Cluster(connection.nodes, { clusterRetryStrategy: retryStrategy, redisOptions: { ...auth, maxRetriesPerRequest: null } })
+  return connectRedis(connection, { maxRetriesPerRequest: null })
 }

@@ -14,6 +14,7 @@ import type { AddressGuard } from './guard.ts'
 import { createDispatchers } from './connectors.ts'
 import { currentEgress } from './egress-scope.ts'
 import type { FetchPageOptions, FetchPageResult, HttpClient, ProbeOptions, ProbeResult, Redirect } from './types.ts'
+import { readBounded, type BoundedBody } from '../util/bounded-read.ts'
 
 export interface HttpClientLog {
   debug (obj: object, msg: string): void
@@ -151,40 +152,6 @@ function totalSizeOf (statusCode: number, headers: Record<string, string>): numb
   return null
 }
 
-interface BoundedBody {
-  body: Buffer
-  truncated: boolean
-}
-
-/**
- * Reads at most maxBytes from a stream and then destroys it. Reading pulls one chunk at a time, so a decoder
- * further up the chain (which honours backpressure) never inflates more than about one chunk beyond the bound.
- */
-async function readBounded (stream: Readable, maxBytes: number, signal: AbortSignal): Promise<BoundedBody> {
-  const chunks: Buffer[] = []
-  let size = 0
-  let truncated = false
-  const onAbort = (): void => { stream.destroy(new Error('aborted')) }
-  signal.addEventListener('abort', onAbort, { once: true })
-  try {
-    for await (const chunk of stream) {
-      const buffer = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk as Uint8Array)
-      if (size + buffer.length > maxBytes) {
-        chunks.push(buffer.subarray(0, maxBytes - size))
-        size = maxBytes
-        truncated = true
-        break
-      }
-      chunks.push(buffer)
-      size += buffer.length
-    }
-  } finally {
-    signal.removeEventListener('abort', onAbort)
-    stream.destroy()
-  }
-  return { body: Buffer.concat(chunks, size), truncated }
-}
-
 interface Hop {
   url: URL
   response: Dispatcher.ResponseData
@@ -309,7 +276,7 @@ export function createHttpClient (options: HttpClientOptions): HttpClient {
       }
       let read: BoundedBody
       try {
-        read = await readBounded(stream, Math.max(0, maxBytes), signal)
+        read = await readBounded(stream, Math.max(0, maxBytes), { signal })
       } catch (err) {
         if (!signal.aborted && err === decodeError && isZlibError(err)) {
           throw new AppError('EINVALURL', {
@@ -349,7 +316,7 @@ export function createHttpClient (options: HttpClientOptions): HttpClient {
       })
       const hop = await follow(start, signal, headersFor, (u) => { current = u }, probeOptions.proxy)
       const headers = normalizeHeaders(hop.response.headers)
-      const read = await readBounded(hop.response.body, maxBytes, signal)
+      const read = await readBounded(hop.response.body, maxBytes, { signal })
       return {
         url: hop.url.href,
         statusCode: hop.response.statusCode,

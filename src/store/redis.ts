@@ -2,7 +2,8 @@
 // are single atomic commands or Lua scripts on one key each (or on two keys of one slot: an entry and its lock), so several service
 // instances share quotas and locks without read-then-write races, and every command runs on a Cluster as on one node.
 import { randomUUID } from 'node:crypto'
-import { Cluster, Redis } from 'ioredis'
+import type { Cluster, Redis } from 'ioredis'
+import { connectRedis } from './redis-connect.ts'
 import type { Logger } from 'pino'
 import type { RedisConnection } from '../config.ts'
 import { batchHits } from './hit-batches.ts'
@@ -117,45 +118,11 @@ type RedisWithScripts = (Redis | Cluster) & {
   slotsHeld (key: string): Promise<number>
 }
 
-/** ioredis options shared by every kind of connection: fail fast while Redis is away, reconnect forever. */
-const COMMON_OPTIONS = {
-  maxRetriesPerRequest: 1,
-  enableOfflineQueue: true,
-  retryStrategy: (times: number) => Math.min(times * 200, 2000),
-  lazyConnect: false
-} as const
-
-/** A client for one node, a Sentinel-watched master (following failovers), or a Cluster. */
-function connect (connection: RedisConnection, keyPrefix: string): Redis | Cluster {
-  if (connection.kind === 'node') return new Redis(connection.url, { keyPrefix, ...COMMON_OPTIONS })
-  const { username, password, tls } = connection
-  const auth = { ...(username === undefined ? {} : { username }), ...(password === undefined ? {} : { password }), ...(tls ? { tls: {} } : {}) }
-  if (connection.kind === 'sentinel') {
-    return new Redis({
-      sentinels: connection.sentinels,
-      name: connection.name,
-      ...(connection.sentinelPassword === undefined ? {} : { sentinelPassword: connection.sentinelPassword }),
-      ...(tls ? { enableTLSForSentinelMode: true } : {}),
-      // Subscribes to the sentinels' +switch-master, so a failover is followed at once rather than on the next error.
-      failoverDetector: true,
-      keyPrefix,
-      ...auth,
-      ...COMMON_OPTIONS
-    })
-  }
-  return new Cluster(connection.nodes, {
-    keyPrefix,
-    enableOfflineQueue: true,
-    clusterRetryStrategy: COMMON_OPTIONS.retryStrategy,
-    redisOptions: { ...auth, maxRetriesPerRequest: 1 }
-  })
-}
-
 export function createRedisStore (options: { connection: RedisConnection, prefix?: string }, deps: { log: Logger }): Store {
   const prefix = options.prefix ?? 'pagecast:'
   // Every script and command names one key, or two that share a hash tag (an entry and its lock), so each runs on the node that
   // owns its slot in a Cluster.
-  const redis = connect(options.connection, prefix) as RedisWithScripts
+  const redis = connectRedis(options.connection, { keyPrefix: prefix, maxRetriesPerRequest: 1 }) as RedisWithScripts
   redis.defineCommand('readOrLock', { numberOfKeys: 2, lua: READ_OR_LOCK })
   redis.defineCommand('setAndRelease', { numberOfKeys: 2, lua: SET_AND_RELEASE })
   redis.defineCommand('hitWindow', { numberOfKeys: 1, lua: HIT_WINDOW })

@@ -85,7 +85,7 @@ describe('pretty (x-response-time, x-fetch-time)', () => {
 
 describe('redactUrl (the access line)', () => {
   // Every pair split and checked: what redactUrl answers whether or not its quick test lets the URL through unsplit.
-  const SECRET = /^(headers([._].*)?|proxy([._].*)?)$/i
+  const SECRET = /^(headers([._].*)?|proxy([._].*)?|signature)$/i
   const reference = (url: string): string => {
     const q = url.indexOf('?')
     if (q === -1) return url
@@ -98,7 +98,7 @@ describe('redactUrl (the access line)', () => {
     }).join('&')}`
   }
 
-  it('redacts headers.* and proxy however they are spelled, and leaves every other pair as it is', () => {
+  it('redacts headers.*, proxy and a signed link\'s signature however they are spelled, and leaves every other pair as it is', () => {
     const urls = [
       '/?url=https%3A%2F%2Fa.test%2F&prerender=false&palette&pdf=true&ping=false',
       '/markdown?url=x&headers.cookie=a&proxy=http://u:p@h:1',
@@ -106,11 +106,14 @@ describe('redactUrl (the access line)', () => {
       '/?url=x&h%65aders.cookie=a&%70roxy=b&+proxy=c&%20headers.x=d&headers+=e&pro%78y=f',
       '/?url=x&headersx=a&proxyz=b&xheaders=c&head+ers=d&%ZZ=e&headers.a',
       '/markdown/https://a.test/?headers.cookie=a&q=1',
-      '/?', '/', '/?&&=&headers.=1'
+      '/?', '/', '/?&&=&headers.=1',
+      '/?url=x&keyId=acme&expires=1795824000&signature=9f86d081884c7d659a2feaa0c55ad015',
+      '/markdown?url=x&keyId=acme&SIGNATURE=ab&%73ignature=cd&signatures=ef'
     ]
     for (const url of urls) expect(redactUrl(url), url).toBe(reference(url))
     expect(redactUrl('/?url=x&h%65aders.cookie=a')).toBe('/?url=x&h%65aders.cookie=[redacted]')
     expect(redactUrl('/?url=x&prerender=false')).toBe('/?url=x&prerender=false')
+    expect(redactUrl('/?url=x&keyId=acme&signature=9f86d0')).toBe('/?url=x&keyId=acme&signature=[redacted]')
   })
 })
 
