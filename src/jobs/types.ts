@@ -54,6 +54,8 @@ export interface PageTask {
 export type PageOutcome =
   | { kind: 'document', json: string }
   | { kind: 'error', error: string, code?: string }
+  /** A redirect onto a page already in the job (claimFinal said no): counted neither way, and out of `total`. */
+  | { kind: 'dropped' }
 
 export interface FinishResult {
   /** False when the page was already recorded (a retried task after a crash): nothing was changed. */
@@ -77,11 +79,18 @@ export interface JobStore {
    * Nothing is admitted once the job is no longer scraping.
    */
   admit (id: string, parent: string, candidates: readonly Candidate[], limit: number): Promise<string[]>
+  /**
+   * Claims the key of the page `url` was redirected to, atomically against admit(): false when that key was admitted
+   * or claimed by another page of the job already (the page is then dropped); true when it is this page's (a page
+   * worked again after a crash gets its own claim back). A claimed key is never admitted later.
+   */
+  claimFinal (id: string, url: string, key: string): Promise<boolean>
   /** The URLs `parent` admitted (a page worked again after a crash queues them again: queueing is idempotent). */
   children (id: string, parent: string): Promise<string[]>
   /** Whether the page was recorded already. */
   isDone (id: string, url: string): Promise<boolean>
-  /** Records a page's outcome once; the job completes when its last admitted page is recorded. */
+  /** Records a page's outcome once; the job completes when its last admitted page is recorded. A dropped page
+   * leaves `total` (and frees its place under `limit`). */
   finish (id: string, url: string, outcome: PageOutcome): Promise<FinishResult>
   /** Recorded documents from index `skip` on, as stored (JSON strings), at most `count`. */
   documents (id: string, skip: number, count: number): Promise<string[]>
