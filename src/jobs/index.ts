@@ -57,6 +57,8 @@ export interface StartJob {
   /** The crawl's start URL, or the batch's URLs (a batch's keys are its URLs). */
   first: readonly Candidate[]
   limit: number
+  /** Pages of the job in flight at most, across instances. */
+  maxConcurrency?: number
   request: Record<string, unknown>
   webhook?: WebhookSpec
 }
@@ -144,7 +146,9 @@ export function createJobs (deps: JobsDeps): Jobs {
     let host: string
     try { host = new URL(task.url).host } catch { host = '' }
     let result: PageResult
-    const slot = await hosts.acquire(host, signal)
+    // The job's own limit first (a slot named by no host can name: '#' is not in a host), then its target host's.
+    const own = job.maxConcurrency === undefined ? undefined : await hosts.acquire(`#job:${job.id}`, signal, job.maxConcurrency)
+    const slot = await hosts.acquire(host, signal).catch(async (err: unknown) => { await own?.release(); throw err })
     try {
       result = await handle(job, task, signal)
     } catch (err) {
@@ -152,6 +156,7 @@ export function createJobs (deps: JobsDeps): Jobs {
       result = { error: { message: (err as Error).message } }
     } finally {
       await slot.release()
+      await own?.release()
     }
     if (result.finalKey !== undefined && result.dropped !== true && !await store.claimFinal(job.id, task.url, result.finalKey)) result = { dropped: true }
     await finishPage(job, task, result)
@@ -180,6 +185,7 @@ export function createJobs (deps: JobsDeps): Jobs {
         completed: 0,
         failed: 0,
         limit: input.limit,
+        ...(input.maxConcurrency === undefined ? {} : { maxConcurrency: input.maxConcurrency }),
         createdAt,
         expiresAt: createdAt + settings.ttlMs,
         request: input.request,

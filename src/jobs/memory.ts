@@ -183,10 +183,10 @@ export function createMemoryHostLimiter (options: { limit: number }): HostLimite
   }
 
   return {
-    async acquire (host, signal) {
+    async acquire (host, signal, limit = options.limit) {
       if (signal.aborted) throw abortReason(signal)
       const count = held.get(host) ?? 0
-      if (count < options.limit) { held.set(host, count + 1); return slot(host) }
+      if (count < limit) { held.set(host, count + 1); return slot(host) }
       // The slot is handed over by release() as it is (the count stays), so no third party can take it in between.
       return await new Promise<HostSlot>((resolve, reject) => {
         const queue = waiters.get(host) ?? []

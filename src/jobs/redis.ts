@@ -232,11 +232,11 @@ export function createRedisHostLimiter (client: Redis | Cluster, options: { limi
   const redis = defineScripts(client)
   const renewals = new Set<NodeJS.Timeout>()
   return {
-    async acquire (host, signal) {
+    async acquire (host, signal, limit = options.limit) {
       const leases = `${JOBS_PREFIX}:host:${host}`
       const token = randomUUID()
       for (let wait = 20; ; wait = Math.min(wait * 1.5, 200)) {
-        if (await redis.hostAcquire(leases, options.limit, token, HOST_LEASE_MS) === 1) break
+        if (await redis.hostAcquire(leases, limit, token, HOST_LEASE_MS) === 1) break
         await sleep(wait * (0.5 + Math.random()), signal)
       }
       const timer = setInterval(() => { redis.hostRenew(leases, token, HOST_LEASE_MS).catch(() => {}) }, RENEW_EVERY_MS)

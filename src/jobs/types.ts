@@ -33,6 +33,8 @@ export interface JobRecord {
   failed: number
   /** URLs admitted at most (a crawl's `limit`; a batch's URL count). */
   limit: number
+  /** Pages of this job in flight at most, across every instance (the request's `maxConcurrency`). */
+  maxConcurrency?: number
   createdAt: number
   expiresAt: number
   /** The request as validated by the route: scrape options, crawl rules; opaque to the store. */
@@ -116,8 +118,8 @@ export interface PageQueue {
 export interface HostSlot { release (): Promise<void> }
 
 export interface HostLimiter {
-  /** Waits for a free slot of `host`; rejects when `signal` aborts. */
-  acquire (host: string, signal: AbortSignal): Promise<HostSlot>
+  /** Waits for a free slot of `host` (of `limit` when given, else the limiter's); rejects when `signal` aborts. */
+  acquire (host: string, signal: AbortSignal, limit?: number): Promise<HostSlot>
   close (): Promise<void>
 }
 

@@ -146,6 +146,15 @@ function engineContract (name: string, redisUrl: () => Promise<{ env: Record<str
       expect(page?.record).toMatchObject({ status: 'completed', total: 3, completed: 3, failed: 0 })
     })
 
+    it('maxConcurrency: at most that many pages of the job in flight, below the host limit', async () => {
+      peak = 0
+      const start = `${fx.origin}/site?p=0&one=${encodeURIComponent(name)}`
+      const job = await jobs.start({ kind: 'crawl', owner, first: [{ key: start, url: start }], limit: 12, maxConcurrency: 1, request: {} })
+      await until(jobs, job.id)
+      expect(await jobs.get(job.id)).toMatchObject({ status: 'completed', total: 12, completed: 12, maxConcurrency: 1 })
+      expect(peak).toBe(1)
+    })
+
     it('lists a running crawl as ongoing, and cancels it: no page recorded after', async () => {
       const job = await jobs.start({ kind: 'crawl', owner, first: [{ key: `${fx.origin}/site?p=1&slowly`, url: `${fx.origin}/site?p=1&slowly` }], limit: 1000, request: {} })
       expect((await jobs.ongoing(owner)).map(j => j.id)).toContain(job.id)
