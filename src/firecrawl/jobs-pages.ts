@@ -7,7 +7,7 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import type { AppContext } from '../context.ts'
 import type { Caller, Tenant } from '../tenants/types.ts'
 import { isAppError } from '../errors.ts'
-import { compileRules, createMemoryFrontier, createRobotsCache, followsLinks, offer, seed, seenKey, type CompiledRules, type FrontierEntry, type RobotsCache } from '../crawl/index.ts'
+import { compileRules, createMemoryFrontier, createRobotsCache, followsLinks, keepFinal, offer, seed, seenKey, type CompiledRules, type FrontierEntry, type FrontierStore, type RobotsCache } from '../crawl/index.ts'
 import type { Candidate, JobOwner, JobRecord, PageHandler, PageResult } from '../jobs/index.ts'
 import { readScrapeRequest } from './request.ts'
 import { scrapeDepsOf, scrapeDocument } from './scrape.ts'
@@ -67,6 +67,18 @@ export function createPageHandler (ctx: AppContext, tenantByName: TenantByName):
     return { follow, robotsBlocked }
   }
 
+  /**
+   * Whether a crawl page that was redirected stays (keepFinal: the final URL passes the crawl's rules), and the key
+   * of its final URL for the engine to claim once per job (src/jobs: claimFinal).
+   */
+  async function finalOf (state: CrawlState, task: { url: string, depth: number }, finalUrl: string, signal: AbortSignal): Promise<Pick<PageResult, 'finalKey' | 'dropped'>> {
+    let finalKey: string | undefined
+    // keepFinal marks the final URL's key seen when it differs from the page's: here that key is only noted.
+    const noting: FrontierStore = { claim: async () => 'seen', markSeen: async (key) => { finalKey = key; return true } }
+    if (!await keepFinal(task, finalUrl, { ...state, store: noting, signal })) return { dropped: true }
+    return finalKey === undefined ? {} : { finalKey }
+  }
+
   return async (job, task, signal) => {
     const request = job.request as unknown as StoredJobRequest
     const caller = callerOfOwner(job.owner, tenantByName)
@@ -89,8 +101,10 @@ export function createPageHandler (ctx: AppContext, tenantByName: TenantByName):
       return { error: { message: (err as Error).message, ...(isAppError(err) ? { code: err.code } : {}) } }
     }
     if (state === undefined) return { document: { ...document } }
+    const final = await finalOf(state, task, document.metadata.url, signal)
+    if (final.dropped === true) return final
     const links = document.links ?? []
     if (!wantsLinks) delete document.links
-    return { document: { ...document }, ...await discover(state, task.url, task.depth, links, signal) }
+    return { document: { ...document }, ...final, ...await discover(state, task.url, task.depth, links, signal) }
   }
 }

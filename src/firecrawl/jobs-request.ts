@@ -23,6 +23,8 @@ export interface StoredJobRequest {
 export interface JobRequest {
   first: Candidate[]
   limit: number
+  /** The body's `maxConcurrency`: pages of the job in flight at most, across instances. */
+  maxConcurrency?: number
   stored: StoredJobRequest
   webhook?: WebhookSpec
   invalidURLs?: string[]
@@ -98,10 +100,15 @@ export function readBatchRequest (body: Record<string, unknown>, version: ApiVer
   return {
     first: valid.map(url => ({ key: url, url })),
     limit: valid.length,
+    ...maxConcurrencyOf(body),
     stored: { version, options: scrapeOptionsOf(body, version, valid[0] ?? '') },
     ...(webhook === undefined ? {} : { webhook }),
     ...(invalidURLs.length === 0 ? {} : { invalidURLs })
   }
+}
+
+function maxConcurrencyOf (body: Record<string, unknown>): { maxConcurrency?: number } {
+  return typeof body.maxConcurrency === 'number' ? { maxConcurrency: body.maxConcurrency } : {}
 }
 
 export function readCrawlRequest (body: Record<string, unknown>, version: ApiVersion, plan: Plan): JobRequest {
@@ -120,6 +127,7 @@ export function readCrawlRequest (body: Record<string, unknown>, version: ApiVer
   return {
     first: [{ key: seenKey(rules.start, rules), url: rules.start }],
     limit: rules.limit,
+    ...maxConcurrencyOf(body),
     stored: {
       version,
       options: scrapeOptionsOf(scrapeOptions, version, rules.start),

@@ -79,6 +79,7 @@ export async function jobRoutes (app: FastifyInstance, { ctx, plan, version, pre
       owner: ownerOf(caller),
       first: job.first,
       limit: job.limit,
+      ...(job.maxConcurrency === undefined ? {} : { maxConcurrency: job.maxConcurrency }),
       request: job.stored as unknown as Record<string, unknown>,
       ...(job.webhook === undefined ? {} : { webhook: job.webhook })
     })

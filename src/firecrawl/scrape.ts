@@ -71,7 +71,7 @@ export async function scrapePage (deps: ScrapeDeps, request: ScrapeRequest, call
         requestedUrl: options.url
       }),
       headers: { ...headers, ...limits }
-    }), undefined, caller.tenant)
+    }), undefined, caller.tenant, request.storeInCache ? {} : { store: false })
   } finally {
     untrack()
   }

@@ -29,6 +29,13 @@ export interface PageResult {
   follow?: Candidate[]
   /** URLs robots.txt kept out, listed by GET …/errors. */
   robotsBlocked?: string[]
+  /**
+   * The seen-set key of the URL the page was redirected to, when it differs from the page's own: the engine claims it
+   * (claimFinal), and drops the page when another page of the job has it, so each final URL is returned once.
+   */
+  finalKey?: string
+  /** The page is not part of the job's result (a redirect off the crawl's rules, or onto a page already in it). */
+  dropped?: true
 }
 
 /** Works one page of `job`: never throws for the page's own failure (that is `error`). */
@@ -50,6 +57,8 @@ export interface StartJob {
   /** The crawl's start URL, or the batch's URLs (a batch's keys are its URLs). */
   first: readonly Candidate[]
   limit: number
+  /** Pages of the job in flight at most, across instances. */
+  maxConcurrency?: number
   request: Record<string, unknown>
   webhook?: WebhookSpec
 }
@@ -100,6 +109,11 @@ export function createJobs (deps: JobsDeps): Jobs {
   }
 
   async function finishPage (job: JobRecord, task: PageTask, result: PageResult): Promise<void> {
+    if (result.dropped === true) {
+      const { finished } = await store.finish(job.id, task.url, { kind: 'dropped' })
+      if (finished) await notifyEnd(job)
+      return
+    }
     if (result.robotsBlocked !== undefined && result.robotsBlocked.length > 0) await store.robotsBlocked(job.id, result.robotsBlocked)
     // Links are admitted before the page is recorded, so the job never looks finished while pages are still coming.
     if (result.follow !== undefined && result.follow.length > 0) {
@@ -112,11 +126,13 @@ export function createJobs (deps: JobsDeps): Jobs {
       : { kind: 'document' as const, json: await storeDocument(deps.storage, result.document, job.expiresAt) }
     const { recorded, finished } = await store.finish(job.id, task.url, outcome)
     if (recorded && result.document !== undefined) notify(job, 'page', { data: [result.document] })
-    if (finished) {
-      const ended = await store.get(job.id)
-      if (ended?.status === 'failed') notify(job, 'failed', { error: 'No page of the job could be scraped.' })
-      else notify(job, 'completed')
-    }
+    if (finished) await notifyEnd(job)
+  }
+
+  async function notifyEnd (job: JobRecord): Promise<void> {
+    const ended = await store.get(job.id)
+    if (ended?.status === 'failed') notify(job, 'failed', { error: 'No page of the job could be scraped.' })
+    else notify(job, 'completed')
   }
 
   async function workPage (handle: PageHandler, task: PageTask): Promise<void> {
@@ -130,7 +146,9 @@ export function createJobs (deps: JobsDeps): Jobs {
     let host: string
     try { host = new URL(task.url).host } catch { host = '' }
     let result: PageResult
-    const slot = await hosts.acquire(host, signal)
+    // The job's own limit first (a slot named by no host can name: '#' is not in a host), then its target host's.
+    const own = job.maxConcurrency === undefined ? undefined : await hosts.acquire(`#job:${job.id}`, signal, job.maxConcurrency)
+    const slot = await hosts.acquire(host, signal).catch(async (err: unknown) => { await own?.release(); throw err })
     try {
       result = await handle(job, task, signal)
     } catch (err) {
@@ -138,7 +156,9 @@ export function createJobs (deps: JobsDeps): Jobs {
       result = { error: { message: (err as Error).message } }
     } finally {
       await slot.release()
+      await own?.release()
     }
+    if (result.finalKey !== undefined && result.dropped !== true && !await store.claimFinal(job.id, task.url, result.finalKey)) result = { dropped: true }
     await finishPage(job, task, result)
   }
 
@@ -165,6 +185,7 @@ export function createJobs (deps: JobsDeps): Jobs {
         completed: 0,
         failed: 0,
         limit: input.limit,
+        ...(input.maxConcurrency === undefined ? {} : { maxConcurrency: input.maxConcurrency }),
         createdAt,
         expiresAt: createdAt + settings.ttlMs,
         request: input.request,

@@ -8,6 +8,8 @@ import { abortReason } from '../util/abort.ts'
 interface MemoryJob {
   record: JobRecord
   seen: Set<string>
+  /** Keys of redirect targets, and the page that claimed each. */
+  finals: Map<string, string>
   done: Set<string>
   pending: number
   documents: string[]
@@ -36,7 +38,7 @@ export function createMemoryJobStore (): JobStore {
   return {
     async create (record, first) {
       const seen = new Set(first.map(c => c.key))
-      jobs.set(record.id, { record: { ...record, total: seen.size }, seen, done: new Set(), pending: seen.size, documents: [], errors: [], robots: [], robotsSeen: new Set(), children: new Map() })
+      jobs.set(record.id, { record: { ...record, total: seen.size }, seen, finals: new Map(), done: new Set(), pending: seen.size, documents: [], errors: [], robots: [], robotsSeen: new Set(), children: new Map() })
     },
     async get (id) {
       const job = live(id)
@@ -47,15 +49,23 @@ export function createMemoryJobStore (): JobStore {
       if (job === undefined || job.record.status !== 'scraping') return []
       const admitted: string[] = []
       for (const { key, url } of candidates) {
-        if (job.seen.size >= limit) break
-        if (job.seen.has(key)) continue
+        if (job.record.total + admitted.length >= limit) break
+        if (job.seen.has(key) || job.finals.has(key)) continue
         job.seen.add(key)
         admitted.push(url)
       }
       job.pending += admitted.length
-      job.record.total = job.seen.size
+      job.record.total += admitted.length
       if (admitted.length > 0) job.children.set(parent, [...(job.children.get(parent) ?? []), ...admitted])
       return admitted
+    },
+    async claimFinal (id, url, key) {
+      const job = live(id)
+      if (job === undefined || job.seen.has(key)) return false
+      const owner = job.finals.get(key)
+      if (owner !== undefined) return owner === url
+      job.finals.set(key, url)
+      return true
     },
     async children (id, parent) {
       return [...(live(id)?.children.get(parent) ?? [])]
@@ -74,6 +84,7 @@ export function createMemoryJobStore (): JobStore {
         job.errors.push({ id: `${id}:${job.done.size}`, url, error: outcome.error, ...(outcome.code === undefined ? {} : { code: outcome.code }) })
         job.record.failed += 1
       }
+      if (scraping && outcome.kind === 'dropped') job.record.total -= 1
       const finished = scraping && job.pending <= 0
       if (finished) job.record.status = job.record.completed > 0 ? 'completed' : 'failed'
       return { recorded: scraping, finished }
@@ -172,10 +183,10 @@ export function createMemoryHostLimiter (options: { limit: number }): HostLimite
   }
 
   return {
-    async acquire (host, signal) {
+    async acquire (host, signal, limit = options.limit) {
       if (signal.aborted) throw abortReason(signal)
       const count = held.get(host) ?? 0
-      if (count < options.limit) { held.set(host, count + 1); return slot(host) }
+      if (count < limit) { held.set(host, count + 1); return slot(host) }
       // The slot is handed over by release() as it is (the count stays), so no third party can take it in between.
       return await new Promise<HostSlot>((resolve, reject) => {
         const queue = waiters.get(host) ?? []

@@ -2,7 +2,7 @@
 // across instances is one Lua script: admitting URLs (the seen set, so each URL is scraped once per job, and `limit`),
 // recording a page (once, even when a crashed instance's page is worked again) and the job's end, taking a host slot.
 // Keys (all under the `{pagecast}` hash tag, one Cluster slot): job:<id> (a hash: record, status, counters),
-// job:<id>:seen, :done, :robots-seen (sets), :docs, :errors, :robots, :kids:<parent> (lists), ongoing:<owner> (a sorted set), host:<host> (leases).
+// job:<id>:seen, :done, :robots-seen (sets), :finals (a hash: redirect target key -> page), :docs, :errors, :robots, :kids:<parent> (lists), ongoing:<owner> (a sorted set), host:<host> (leases).
 import { randomUUID } from 'node:crypto'
 import type { Cluster, Redis } from 'ioredis'
 import { sleep } from '../util/abort.ts'
@@ -11,25 +11,37 @@ import { JOBS_PREFIX } from './connection.ts'
 import type { FinishResult, HostLimiter, JobErrorEntry, JobRecord, JobStore } from './types.ts'
 import { ownerKeyOf } from './types.ts'
 
-// KEYS[1] job hash, KEYS[2] seen set, KEYS[3] the parent's children; ARGV[1] limit, ARGV[2..] key, URL pairs.
-// Returns the URLs admitted.
+// KEYS[1] job hash, KEYS[2] seen set, KEYS[3] the parent's children, KEYS[4] the claimed redirect targets (key ->
+// page); ARGV[1] limit, ARGV[2..] key, URL pairs. Returns the URLs admitted (`total` counts them against the limit).
 const ADMIT = `
 if redis.call('HGET', KEYS[1], 'status') ~= 'scraping' then return {} end
-local limit = tonumber(ARGV[1])
+local room = tonumber(ARGV[1]) - tonumber(redis.call('HGET', KEYS[1], 'total'))
 local out = {}
 for i = 2, #ARGV, 2 do
-  if redis.call('SCARD', KEYS[2]) >= limit then break end
-  if redis.call('SADD', KEYS[2], ARGV[i]) == 1 then out[#out + 1] = ARGV[i + 1] end
+  if #out >= room then break end
+  if redis.call('HEXISTS', KEYS[4], ARGV[i]) == 0 and redis.call('SADD', KEYS[2], ARGV[i]) == 1 then out[#out + 1] = ARGV[i + 1] end
 end
 local exp = redis.call('HGET', KEYS[1], 'expiresAt')
 if #out > 0 then
   redis.call('HINCRBY', KEYS[1], 'pending', #out)
-  redis.call('HSET', KEYS[1], 'total', redis.call('SCARD', KEYS[2]))
+  redis.call('HINCRBY', KEYS[1], 'total', #out)
   redis.call('RPUSH', KEYS[3], unpack(out))
   redis.call('PEXPIREAT', KEYS[3], exp)
 end
 redis.call('PEXPIREAT', KEYS[2], exp)
 return out
+`
+
+// KEYS[1] job hash, [2] seen set, [3] claimed redirect targets; ARGV[1] the page's URL, [2] its final URL's key.
+// 1 when the key is this page's (new, or claimed by it before a crash), 0 when another page of the job has it.
+const CLAIM_FINAL = `
+if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+if redis.call('SISMEMBER', KEYS[2], ARGV[2]) == 1 then return 0 end
+local owner = redis.call('HGET', KEYS[3], ARGV[2])
+if owner then return owner == ARGV[1] and 1 or 0 end
+redis.call('HSET', KEYS[3], ARGV[2], ARGV[1])
+redis.call('PEXPIREAT', KEYS[3], redis.call('HGET', KEYS[1], 'expiresAt'))
+return 1
 `
 
 // KEYS[1] robots-blocked list, KEYS[2] its set, KEYS[3] job hash; ARGV the URLs. Each URL listed once.
@@ -44,8 +56,9 @@ redis.call('PEXPIREAT', KEYS[2], exp)
 return 1
 `
 
-// KEYS[1] job hash, [2] done set, [3] docs list, [4] errors list; ARGV[1] URL, [2] 'document' or 'error', [3] the
-// entry. Returns {recorded, finished}; the last page ends the job: completed, or failed when no page gave a document.
+// KEYS[1] job hash, [2] done set, [3] docs list, [4] errors list; ARGV[1] URL, [2] 'document', 'error' or 'dropped'
+// (out of `total`), [3] the entry. Returns {recorded, finished}; the last page ends the job: completed, or failed when
+// no page gave a document.
 const FINISH = `
 if redis.call('EXISTS', KEYS[1]) == 0 then return {0, 0} end
 if redis.call('SADD', KEYS[2], ARGV[1]) == 0 then return {0, 0} end
@@ -53,10 +66,14 @@ local exp = redis.call('HGET', KEYS[1], 'expiresAt')
 redis.call('PEXPIREAT', KEYS[2], exp)
 local pending = redis.call('HINCRBY', KEYS[1], 'pending', -1)
 if redis.call('HGET', KEYS[1], 'status') ~= 'scraping' then return {0, 0} end
-local list = ARGV[2] == 'document' and KEYS[3] or KEYS[4]
-redis.call('RPUSH', list, ARGV[3])
-redis.call('PEXPIREAT', list, exp)
-redis.call('HINCRBY', KEYS[1], ARGV[2] == 'document' and 'completed' or 'failed', 1)
+if ARGV[2] == 'dropped' then
+  redis.call('HINCRBY', KEYS[1], 'total', -1)
+else
+  local list = ARGV[2] == 'document' and KEYS[3] or KEYS[4]
+  redis.call('RPUSH', list, ARGV[3])
+  redis.call('PEXPIREAT', list, exp)
+  redis.call('HINCRBY', KEYS[1], ARGV[2] == 'document' and 'completed' or 'failed', 1)
+end
 if pending <= 0 then
   local status = tonumber(redis.call('HGET', KEYS[1], 'completed')) > 0 and 'completed' or 'failed'
   redis.call('HSET', KEYS[1], 'status', status)
@@ -99,7 +116,8 @@ return 0
 `
 
 type JobsRedis = (Redis | Cluster) & {
-  jobAdmit (hash: string, seen: string, children: string, limit: number, ...pairs: string[]): Promise<string[]>
+  jobAdmit (hash: string, seen: string, children: string, finals: string, limit: number, ...pairs: string[]): Promise<string[]>
+  jobClaimFinal (hash: string, seen: string, finals: string, url: string, key: string): Promise<number>
   jobRobots (list: string, set: string, hash: string, ...urls: string[]): Promise<number>
   jobFinish (hash: string, done: string, docs: string, errors: string, url: string, kind: string, entry: string): Promise<[number, number]>
   jobEnd (hash: string, status: string, error: string): Promise<number>
@@ -108,7 +126,8 @@ type JobsRedis = (Redis | Cluster) & {
 }
 
 function defineScripts (redis: Redis | Cluster): JobsRedis {
-  redis.defineCommand('jobAdmit', { numberOfKeys: 3, lua: ADMIT })
+  redis.defineCommand('jobAdmit', { numberOfKeys: 4, lua: ADMIT })
+  redis.defineCommand('jobClaimFinal', { numberOfKeys: 3, lua: CLAIM_FINAL })
   redis.defineCommand('jobRobots', { numberOfKeys: 3, lua: ROBOTS })
   redis.defineCommand('jobFinish', { numberOfKeys: 4, lua: FINISH })
   redis.defineCommand('jobEnd', { numberOfKeys: 1, lua: END })
@@ -160,7 +179,10 @@ export function createRedisJobStore (client: Redis | Cluster): JobStore {
     get,
     async admit (id, parent, candidates, limit) {
       if (candidates.length === 0) return []
-      return await redis.jobAdmit(key(id), key(id, 'seen'), key(id, `kids:${sha256(parent)}`), limit, ...candidates.flatMap(c => [c.key, c.url]))
+      return await redis.jobAdmit(key(id), key(id, 'seen'), key(id, `kids:${sha256(parent)}`), key(id, 'finals'), limit, ...candidates.flatMap(c => [c.key, c.url]))
+    },
+    async claimFinal (id, url, finalKey) {
+      return await redis.jobClaimFinal(key(id), key(id, 'seen'), key(id, 'finals'), url, finalKey) === 1
     },
     async children (id, parent) {
       return await redis.lrange(key(id, `kids:${sha256(parent)}`), 0, -1)
@@ -171,7 +193,7 @@ export function createRedisJobStore (client: Redis | Cluster): JobStore {
     async finish (id, url, outcome): Promise<FinishResult> {
       const entry = outcome.kind === 'document'
         ? outcome.json
-        : JSON.stringify({ id: randomUUID(), url, error: outcome.error, ...(outcome.code === undefined ? {} : { code: outcome.code }) })
+        : outcome.kind === 'dropped' ? '' : JSON.stringify({ id: randomUUID(), url, error: outcome.error, ...(outcome.code === undefined ? {} : { code: outcome.code }) })
       const [recorded, finished] = await redis.jobFinish(key(id), key(id, 'done'), key(id, 'docs'), key(id, 'errors'), url, outcome.kind, entry)
       return { recorded: recorded === 1, finished: finished === 1 }
     },
@@ -210,11 +232,11 @@ export function createRedisHostLimiter (client: Redis | Cluster, options: { limi
   const redis = defineScripts(client)
   const renewals = new Set<NodeJS.Timeout>()
   return {
-    async acquire (host, signal) {
+    async acquire (host, signal, limit = options.limit) {
       const leases = `${JOBS_PREFIX}:host:${host}`
       const token = randomUUID()
       for (let wait = 20; ; wait = Math.min(wait * 1.5, 200)) {
-        if (await redis.hostAcquire(leases, options.limit, token, HOST_LEASE_MS) === 1) break
+        if (await redis.hostAcquire(leases, limit, token, HOST_LEASE_MS) === 1) break
         await sleep(wait * (0.5 + Math.random()), signal)
       }
       const timer = setInterval(() => { redis.hostRenew(leases, token, HOST_LEASE_MS).catch(() => {}) }, RENEW_EVERY_MS)

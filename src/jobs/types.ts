@@ -33,6 +33,8 @@ export interface JobRecord {
   failed: number
   /** URLs admitted at most (a crawl's `limit`; a batch's URL count). */
   limit: number
+  /** Pages of this job in flight at most, across every instance (the request's `maxConcurrency`). */
+  maxConcurrency?: number
   createdAt: number
   expiresAt: number
   /** The request as validated by the route: scrape options, crawl rules; opaque to the store. */
@@ -54,6 +56,8 @@ export interface PageTask {
 export type PageOutcome =
   | { kind: 'document', json: string }
   | { kind: 'error', error: string, code?: string }
+  /** A redirect onto a page already in the job (claimFinal said no): counted neither way, and out of `total`. */
+  | { kind: 'dropped' }
 
 export interface FinishResult {
   /** False when the page was already recorded (a retried task after a crash): nothing was changed. */
@@ -77,11 +81,18 @@ export interface JobStore {
    * Nothing is admitted once the job is no longer scraping.
    */
   admit (id: string, parent: string, candidates: readonly Candidate[], limit: number): Promise<string[]>
+  /**
+   * Claims the key of the page `url` was redirected to, atomically against admit(): false when that key was admitted
+   * or claimed by another page of the job already (the page is then dropped); true when it is this page's (a page
+   * worked again after a crash gets its own claim back). A claimed key is never admitted later.
+   */
+  claimFinal (id: string, url: string, key: string): Promise<boolean>
   /** The URLs `parent` admitted (a page worked again after a crash queues them again: queueing is idempotent). */
   children (id: string, parent: string): Promise<string[]>
   /** Whether the page was recorded already. */
   isDone (id: string, url: string): Promise<boolean>
-  /** Records a page's outcome once; the job completes when its last admitted page is recorded. */
+  /** Records a page's outcome once; the job completes when its last admitted page is recorded. A dropped page
+   * leaves `total` (and frees its place under `limit`). */
   finish (id: string, url: string, outcome: PageOutcome): Promise<FinishResult>
   /** Recorded documents from index `skip` on, as stored (JSON strings), at most `count`. */
   documents (id: string, skip: number, count: number): Promise<string[]>
@@ -107,8 +118,8 @@ export interface PageQueue {
 export interface HostSlot { release (): Promise<void> }
 
 export interface HostLimiter {
-  /** Waits for a free slot of `host`; rejects when `signal` aborts. */
-  acquire (host: string, signal: AbortSignal): Promise<HostSlot>
+  /** Waits for a free slot of `host` (of `limit` when given, else the limiter's); rejects when `signal` aborts. */
+  acquire (host: string, signal: AbortSignal, limit?: number): Promise<HostSlot>
   close (): Promise<void>
 }
 

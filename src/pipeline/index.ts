@@ -30,6 +30,8 @@ export interface ServeOptions {
    * the release it gives is called when the computation ends, with whether it used the browser.
    */
   gate?: (signal: AbortSignal, deadline: number) => Promise<((browser: boolean) => void) | undefined>
+  /** false: a computed answer is not written to the cache (Firecrawl's `storeInCache: false`); reads are unchanged. */
+  store?: false
 }
 
 /** ms a lock outlives the computation's own deadline, so a crashed holder's lock lapses soon after. */
@@ -150,6 +152,8 @@ async function computeAndStore (
     run.log.info({ gaveUp: incomplete }, 'incomplete answer not cached')
     return computed
   }
+  // Not to be stored: as above, the entry there (if any) stays and the lock is released unwritten.
+  if (run.store === false) return computed
   const t = performance.now()
   try {
     // With the flight's lock, released in the same round trip.

@@ -8,6 +8,7 @@ import type { Logger } from 'pino'
 import type { AppContext } from '../context.ts'
 import type { Plan } from '../config.ts'
 import type { Served } from '../cache/entries.ts'
+import type { ServeOptions } from '../pipeline/index.ts'
 import type { ExtractOptions } from '../schemas/options.ts'
 import { AppError } from '../errors.ts'
 import { createDeadline } from '../util/abort.ts'
@@ -62,7 +63,7 @@ export interface ServeCore {
    * result, both under the request's deadline (its signal is the one `answer` gets). Given `held` (what `held` found
    * for this query), `answer` gets that at once.
    */
-  run: <T>(raw: string, headers: IncomingHttpHeaders, log: FastifyBaseLogger, watch: WatchClient, answer: (ran: Ran, signal: AbortSignal) => Promise<T>, held?: Ran, tenant?: Tenant) => Promise<T>
+  run: <T>(raw: string, headers: IncomingHttpHeaders, log: FastifyBaseLogger, watch: WatchClient, answer: (ran: Ran, signal: AbortSignal) => Promise<T>, held?: Ran, tenant?: Tenant, serve?: Pick<ServeOptions, 'store'>) => Promise<T>
   /**
    * The query's answer when it waits on nothing (the entry held in process, as `run` finds it), for POST /mcp's
    * quick way (mcp/server.ts), which then passes it to `run`; undefined otherwise, a query that is refused included
@@ -171,7 +172,7 @@ export function createServeCore (ctx: AppContext, plan: Plan): ServeCore {
   }
 
   async function run<T> (
-    raw: string, headers: IncomingHttpHeaders, log: FastifyBaseLogger, watch: WatchClient, answer: (ran: Ran, signal: AbortSignal) => Promise<T>, known?: Ran, tenant?: Tenant
+    raw: string, headers: IncomingHttpHeaders, log: FastifyBaseLogger, watch: WatchClient, answer: (ran: Ran, signal: AbortSignal) => Promise<T>, known?: Ran, tenant?: Tenant, serve?: Pick<ServeOptions, 'store'>
   ): Promise<T> {
     // A parameter the tenant's plan denies is refused whatever its value; the request is counted once its query is
     // known good and its plan allows it (docs/api.md §16).
@@ -193,7 +194,7 @@ export function createServeCore (ctx: AppContext, plan: Plan): ServeCore {
     try {
       // Everything fetched for this request, an embedded asset included, goes through its proxy (egress-scope.ts).
       return await runWithEgress({ proxy: options.proxy, carried: false }, async () => {
-        const served = await ctx.pipeline.serve(options, { signal: timer.signal, log: log as Logger, cacheKey, deadline, ...(gate === undefined ? {} : { gate }) })
+        const served = await ctx.pipeline.serve(options, { signal: timer.signal, log: log as Logger, cacheKey, deadline, ...serve, ...(gate === undefined ? {} : { gate }) })
         if (tenant !== undefined && served.status === 'HIT') ctx.metrics.tenantHit(tenant.name)
         return await answer({ served, options, ...(limits === undefined ? {} : { limits }) }, timer.signal)
       })

@@ -38,6 +38,23 @@ beforeAll(async () => {
       res.end(`<!doctype html><title>Page ${n}</title>${links}`)
     }, 30)
   })
+  // A hub linking to a redirect onto a page it also links (dropped), and a redirect onto a page nothing else links (kept).
+  fx.route('/rhub', (req, res) => {
+    const tag = new URL(req.url ?? '/', 'http://x').searchParams.get('t') ?? ''
+    const links = [`/rgo?t=${tag}&to=1`, `/rend?t=${tag}&n=1`, `/rgo?t=${tag}&to=2`, `/rgo?t=${tag}&to=2&again`].map(href => `<a href="${href}">${href}</a>`).join('')
+    res.writeHead(200, { 'content-type': 'text/html' })
+    res.end(`<!doctype html><title>Hub</title>${links}`)
+  })
+  fx.route('/rgo', (req, res) => {
+    const q = new URL(req.url ?? '/', 'http://x').searchParams
+    res.writeHead(301, { location: `/rend?t=${q.get('t') ?? ''}&n=${q.get('to') ?? ''}` })
+    res.end()
+  })
+  fx.route('/rend', (req, res) => {
+    served.set(req.url ?? '', (served.get(req.url ?? '') ?? 0) + 1)
+    res.writeHead(200, { 'content-type': 'text/html' })
+    res.end('<!doctype html><title>End</title>')
+  })
   fx.route('/big', (_req, res) => {
     res.writeHead(200, { 'content-type': 'text/plain' })
     res.end('x'.repeat(300 * 1024))
@@ -49,10 +66,10 @@ afterAll(async () => { await fx?.close() })
 const handler: PageHandler = async (job, task, signal) => {
   const response = await fetch(task.url, { signal })
   const body = await response.text()
-  const document = { markdown: body, metadata: { sourceURL: task.url, statusCode: response.status } }
+  const document = { markdown: body, metadata: { sourceURL: task.url, url: response.url, statusCode: response.status } }
   if (job.kind !== 'crawl') return { document }
   const follow = [...body.matchAll(/href="([^"]+)"/g)].map(m => new URL(m[1] ?? '', task.url).href).map(url => ({ key: url, url }))
-  return { document, follow }
+  return { document, follow, ...(response.url === task.url ? {} : { finalKey: response.url }) }
 }
 
 async function until (jobs: Jobs, id: string, timeoutMs = 60_000): Promise<void> {
@@ -115,6 +132,27 @@ function engineContract (name: string, redisUrl: () => Promise<{ env: Record<str
       const capped = await jobs.start({ kind: 'crawl', owner, first: [{ key: `${fx.origin}/site?p=5`, url: `${fx.origin}/site?p=5` }], limit: 7, request: {} })
       await until(jobs, capped.id)
       expect(await jobs.get(capped.id)).toMatchObject({ status: 'completed', total: 7, completed: 7 })
+    })
+
+    it('returns a page reached directly and through redirects once: a redirect onto a page in the job is dropped', async () => {
+      const hub = `${fx.origin}/rhub?t=${encodeURIComponent(name)}`
+      const job = await jobs.start({ kind: 'crawl', owner, first: [{ key: hub, url: hub }], limit: 1000, request: {} })
+      await until(jobs, job.id)
+      const page = await jobs.page(job.id, 0, 10 * 1024 * 1024)
+      const finals = page?.data.map(d => (d as { metadata: { url: string } }).metadata.url).sort()
+      const end = (n: number): string => `${fx.origin}/rend?t=${encodeURIComponent(name)}&n=${n}`
+      // /rgo?to=1 lands on /rend?n=1 (linked too): dropped; /rgo?to=2 and its twin land on /rend?n=2: one is kept.
+      expect(finals).toEqual([hub, end(1), end(2)].sort())
+      expect(page?.record).toMatchObject({ status: 'completed', total: 3, completed: 3, failed: 0 })
+    })
+
+    it('maxConcurrency: at most that many pages of the job in flight, below the host limit', async () => {
+      peak = 0
+      const start = `${fx.origin}/site?p=0&one=${encodeURIComponent(name)}`
+      const job = await jobs.start({ kind: 'crawl', owner, first: [{ key: start, url: start }], limit: 12, maxConcurrency: 1, request: {} })
+      await until(jobs, job.id)
+      expect(await jobs.get(job.id)).toMatchObject({ status: 'completed', total: 12, completed: 12, maxConcurrency: 1 })
+      expect(peak).toBe(1)
     })
 
     it('lists a running crawl as ongoing, and cancels it: no page recorded after', async () => {

@@ -14,6 +14,7 @@ let fx: FixtureServer
 let app: Built
 let freeUrl: string
 let proUrl: string
+let nostoreHits = 0
 
 export const NEWS_PAGE = `<!doctype html>
 <html lang="en-GB">
@@ -48,6 +49,11 @@ export const NEWS_PAGE = `<!doctype html>
 beforeAll(async () => {
   fx = await startFixtureServer()
   fx.route('/news/', (_req, res) => {
+    res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' })
+    res.end(NEWS_PAGE)
+  })
+  fx.route('/nostore/', (_req, res) => {
+    nostoreHits += 1
     res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' })
     res.end(NEWS_PAGE)
   })
@@ -91,6 +97,20 @@ describe('v2 client (Firecrawl.scrape)', () => {
     expect(meta.ogSiteName).toBe('Harbour News')
     expect(meta.cacheState).toBe('miss')
     expect(Date.parse(String(meta.cachedAt))).toBeGreaterThan(Date.now() - 120_000)
+  })
+
+  it('storeInCache: false computes the answer and writes nothing to the cache; the default stores it', async () => {
+    const v2 = new Firecrawl({ apiKey: 'fc-key', apiUrl: proUrl })
+    const url = page('/nostore/')
+    const first = await v2.scrape(url, { formats: ['markdown'], storeInCache: false })
+    expect(first.markdown).toContain('Tide tables for the week')
+    const second = await v2.scrape(url, { formats: ['markdown'], storeInCache: false })
+    expect([first.metadata?.cacheState, second.metadata?.cacheState]).toEqual(['miss', 'miss'])
+    expect(nostoreHits).toBe(2)
+    const stored = await v2.scrape(url, { formats: ['markdown'] })
+    const hit = await v2.scrape(url, { formats: ['markdown'], storeInCache: false })
+    expect([stored.metadata?.cacheState, hit.metadata?.cacheState]).toEqual(['miss', 'hit'])
+    expect(nostoreHits).toBe(3)
   })
 
   it('onlyMainContent=false gives the whole body; includeTags and excludeTags choose the elements', async () => {
