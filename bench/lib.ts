@@ -10,7 +10,7 @@ import { freePort } from '../test/setup/global-setup.ts'
 import type { FixtureServer } from '../test/helpers/fixture-server.ts'
 import { loadConfig } from '../src/config.ts'
 import { createLogger, logDestination } from '../src/logger.ts'
-import { closeContext, createContext, type AppContext } from '../src/context.ts'
+import { closeContext, createContext, type AppContext, type ContextOverrides } from '../src/context.ts'
 import { buildApp } from '../src/app.ts'
 
 const run = promisify(execFile)
@@ -45,13 +45,14 @@ export interface BenchService {
 }
 
 /**
- * The service in this process with its pro listener on a free port, allowed to reach the fixture server, logging as
- * in production (info, asynchronous writes) to /dev/null. `close()` stops it; the fixture server is the caller's.
+ * The service in this process with its pro listener on a free port, allowed to reach the fixture server (`host`: its
+ * ALLOW_PRIVATE_HOSTS), logging as in production (info, asynchronous writes) to /dev/null; `overrides` as tests pass
+ * them (a resolver for the crawl site's names). `close()` stops it; the fixture server is the caller's.
  */
-export async function startBenchService (fx: FixtureServer, env: Record<string, string> = {}): Promise<BenchService> {
+export async function startBenchService (fx: Pick<FixtureServer, 'host'>, env: Record<string, string> = {}, overrides: ContextOverrides = {}): Promise<BenchService> {
   const sink = logDestination('/dev/null')
   const config = loadConfig({ API_KEYS: BENCH_KEY, ALLOW_PRIVATE_HOSTS: fx.host, LOG_LEVEL: 'info', ...env })
-  const ctx = await createContext(config, createLogger({ level: 'info', destination: sink }))
+  const ctx = await createContext(config, createLogger({ level: 'info', destination: sink }), overrides)
   const pro = await buildApp(ctx, { plan: 'pro' })
   const proUrl = await pro.listen({ port: 0, host: '127.0.0.1' })
   return {

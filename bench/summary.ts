@@ -36,6 +36,8 @@ const ROWS: Row[] = [
   { part: 'adblock', label: 'screenshots, adblock on vs off, rate, c=1', value: ratio('c1.on.rate', 'c1.off.rate'), ...atLeast(0.9) },
   { part: 'adblock', label: 'screenshots, adblock on vs off, rate, c=4', value: ratio('c4.on.rate', 'c4.off.rate'), ...atLeast(0.9) },
   { part: 'render', label: 'memory after 500 vs after 50 screenshots', value: ratio('pssAfter500', 'pssAfter50'), ...within(0.1) },
+  { part: 'crawl', label: 'crawl of the 200-page site, in process, pages/s (vs GET / at the per-host limit)', value: f => f['memory.ratio'], ...atLeast(0.9) },
+  { part: 'crawl', label: 'crawl of the 200-page site, BullMQ, pages/s (vs GET / at the per-host limit)', value: f => f['bullmq.ratio'], ...atLeast(0.9) },
   { part: 'scale', label: 'cache hits, 3 vs 1 instances (2 cores)', value: ratio('hits3', 'hits1'), ...stated },
   { part: 'scale', label: 'screenshots, 3 vs 1 instances (2 cores)', value: ratio('shots3', 'shots1'), ...stated }
 ]
