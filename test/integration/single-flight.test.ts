@@ -13,6 +13,24 @@ import { cacheKeyOf } from '../../src/cache/key.ts'
 import { parseQuery } from '../../src/schemas/query.ts'
 import { build, qs } from '../helpers/build.ts'
 import { startFixtureServer } from '../helpers/fixture-server.ts'
+import { spawn } from 'node:child_process'
+import net from 'node:net'
+
+/** A redis-server of this file's own on a free port. */
+async function startOwnRedis (): Promise<{ url: string, stop: () => void }> {
+  const port = await new Promise<number>((resolve, reject) => {
+    const server = net.createServer().once('error', reject).listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as net.AddressInfo
+      server.close(() => { resolve(port) })
+    })
+  })
+  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' })
+  const url = `redis://127.0.0.1:${port}`
+  const probe = new Redis(url, { lazyConnect: true, retryStrategy: () => 50, maxRetriesPerRequest: null })
+  await probe.ping()
+  probe.disconnect()
+  return { url, stop: () => { child.kill('SIGKILL') } }
+}
 
 const log = pino({ level: 'silent' })
 const PREFIX = 'pagecast-sf-test:'
@@ -115,15 +133,15 @@ describe('single flight across instances', () => {
  * as [command, …the rest without the prefix] (a script's EVAL or EVALSHA as `script`: ioredis sends EVAL the first time
  * on a connection). settled() waits until the server has seen everything sent before it.
  */
-async function watch (key: string): Promise<{ settled (): Promise<string[][]>, stop (): void }> {
-  const monitor = await new Redis(inject('redisUrl')).monitor()
+async function watch (key: string, url = inject('redisUrl')): Promise<{ settled (): Promise<string[][]>, stop (): void }> {
+  const monitor = await new Redis(url).monitor()
   const seen: string[][] = []
   monitor.on('monitor', (_time: string, args: string[], source: string) => {
     if (source === 'lua' || !args.some(a => a.includes(key))) return
     const [name, ...rest] = args.map(a => a.replaceAll(PREFIX, ''))
     seen.push([/^eval(sha)?$/i.test(name!) ? 'script' : name!.toLowerCase(), ...rest])
   })
-  const marker = new Redis(inject('redisUrl'))
+  const marker = new Redis(url)
   let n = 0
   return {
     async settled () {
@@ -265,11 +283,14 @@ describe('a cold request to the service on Redis', () => {
     const fx = await startFixtureServer()
     // JOB_CONCURRENCY=0: no job worker on these instances, whose BullMQ scripts (multi-line Lua in every MONITOR line)
     // ioredis's monitor mode cannot parse.
-    const env = { ALLOW_PRIVATE_HOSTS: fx.host, API_KEYS: 'k', REDIS_URL: inject('redisUrl'), JOB_CONCURRENCY: '0' }
+    // A redis-server of its own: other files' instances on the run's Redis run BullMQ workers, whose multi-line Lua in
+    // MONITOR lines ioredis's monitor mode cannot parse.
+    const own = await startOwnRedis()
+    const env = { ALLOW_PRIVATE_HOSTS: fx.host, API_KEYS: 'k', REDIS_URL: own.url, JOB_CONCURRENCY: '0' }
     const [one, two] = [await build(env), await build(env)]
     const query = qs({ url: `${fx.origin}/plain/?sf=${Date.now()}` })
     const key = cacheKeyOf(parseQuery(query, { plan: 'pro', headers: {}, maxTimeout: one.config.maxTimeout }))
-    const watched = await watch(key)
+    const watched = await watch(key, own.url)
     const get = async (app: typeof one): Promise<string | undefined> =>
       (await app.pro.inject({ url: `/?${query}`, headers: { 'x-api-key': 'k' } })).headers['x-cache-status'] as string | undefined
     try {
@@ -288,6 +309,7 @@ describe('a cold request to the service on Redis', () => {
       await one.close()
       await two.close()
       await fx.close()
+      own.stop()
     }
   })
 })
