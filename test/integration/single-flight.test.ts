@@ -2,7 +2,7 @@
 // as two replicas have. The lock is a lease its holder renews: a computation longer than the lease keeps it (the
 // other instance waits and takes the leader's entry), and the lock of a holder that died (its store connection
 // gone, so it renews nothing) lapses within a few seconds, after which the other instance computes itself.
-import { afterEach, describe, expect, inject, it } from 'vitest'
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import pino from 'pino'
 import { Redis } from 'ioredis'
 import { createRedisStore } from '../../src/store/redis.ts'
@@ -32,6 +32,12 @@ async function startOwnRedis (): Promise<{ url: string, stop: () => void }> {
   return { url, stop: () => { child.kill('SIGKILL') } }
 }
 
+// The whole file runs on a redis-server of its own: other files' instances on the run's Redis run BullMQ workers,
+// whose multi-line Lua in MONITOR lines ioredis's monitor mode cannot parse, and this file reads MONITOR.
+let own: { url: string, stop: () => void }
+beforeAll(async () => { own = await startOwnRedis() })
+afterAll(() => { own?.stop() })
+
 const log = pino({ level: 'silent' })
 const PREFIX = 'pagecast-sf-test:'
 // Long enough that a renewal (every third of it) late by a loaded machine's stall does not lapse the lease: at 600 ms
@@ -40,7 +46,7 @@ const LEASE_MS = 1000
 const stores: Store[] = []
 
 function instance (): { store: Store, flights: SingleFlight, cache: ReturnType<typeof createCache> } {
-  const store = createRedisStore({ connection: { kind: 'node', url: inject('redisUrl') }, prefix: PREFIX }, { log })
+  const store = createRedisStore({ connection: { kind: 'node', url: own.url }, prefix: PREFIX }, { log })
   stores.push(store)
   const cache = createCache(store, { hotTtlMs: 0 })
   return { store, cache, flights: createSingleFlight({ store, cache, log, pollMs: 20, leaseMs: LEASE_MS }) }
@@ -133,7 +139,7 @@ describe('single flight across instances', () => {
  * as [command, …the rest without the prefix] (a script's EVAL or EVALSHA as `script`: ioredis sends EVAL the first time
  * on a connection). settled() waits until the server has seen everything sent before it.
  */
-async function watch (key: string, url = inject('redisUrl')): Promise<{ settled (): Promise<string[][]>, stop (): void }> {
+async function watch (key: string, url = own.url): Promise<{ settled (): Promise<string[][]>, stop (): void }> {
   const monitor = await new Redis(url).monitor()
   const seen: string[][] = []
   monitor.on('monitor', (_time: string, args: string[], source: string) => {
@@ -283,9 +289,6 @@ describe('a cold request to the service on Redis', () => {
     const fx = await startFixtureServer()
     // JOB_CONCURRENCY=0: no job worker on these instances, whose BullMQ scripts (multi-line Lua in every MONITOR line)
     // ioredis's monitor mode cannot parse.
-    // A redis-server of its own: other files' instances on the run's Redis run BullMQ workers, whose multi-line Lua in
-    // MONITOR lines ioredis's monitor mode cannot parse.
-    const own = await startOwnRedis()
     const env = { ALLOW_PRIVATE_HOSTS: fx.host, API_KEYS: 'k', REDIS_URL: own.url, JOB_CONCURRENCY: '0' }
     const [one, two] = [await build(env), await build(env)]
     const query = qs({ url: `${fx.origin}/plain/?sf=${Date.now()}` })
@@ -309,7 +312,6 @@ describe('a cold request to the service on Redis', () => {
       await one.close()
       await two.close()
       await fx.close()
-      own.stop()
     }
   })
 })
