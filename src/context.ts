@@ -156,7 +156,7 @@ export async function createContext (config: Readonly<Config>, log: Logger, over
     limits,
     background,
     closing: false,
-    jobs: createJobs({ config, log, guard, storage }),
+    jobs: createJobs({ config, log, guard, storage, store }),
     pipeline
   }
 }

@@ -8,12 +8,14 @@ import type { Logger } from 'pino'
 import type { Config } from '../config.ts'
 import type { AddressGuard } from '../net/guard.ts'
 import type { Storage } from '../storage/index.ts'
+import { createSlotLeases } from '../store/slot-leases.ts'
+import type { Store } from '../store/types.ts'
 import { createBullPageQueue } from './bullmq.ts'
 import { connectJobs } from './connection.ts'
-import { createMemoryHostLimiter, createMemoryJobStore, createMemoryPageQueue } from './memory.ts'
-import { createRedisHostLimiter, createRedisJobStore } from './redis.ts'
+import { createMemoryJobStore, createMemoryPageQueue } from './memory.ts'
+import { createRedisJobStore } from './redis.ts'
 import { readDocuments, storeDocument } from './results.ts'
-import type { Candidate, HostLimiter, JobKind, JobOwner, JobRecord, JobStore, PageQueue, PageTask, WebhookSpec } from './types.ts'
+import type { Candidate, JobKind, JobOwner, JobRecord, JobStore, PageQueue, PageTask, WebhookSpec } from './types.ts'
 import { ownerKeyOf } from './types.ts'
 import { createWebhookSender, type WebhookEvent } from './webhooks.ts'
 
@@ -46,6 +48,8 @@ export interface JobsDeps {
   log: Logger
   guard: AddressGuard
   storage: Storage
+  /** The service's shared state: the crawl limits' slots live there. */
+  store: Store
 }
 
 /** The webhook secret of a job's owner: its tenant's webhookSecret, else WEBHOOK_SECRET. Never logged. */
@@ -85,6 +89,9 @@ export interface Jobs {
   close (): Promise<void>
 }
 
+const hostSlotKey = (host: string): string => `crawl:host:${host}`
+const jobSlotKey = (id: string): string => `crawl:job:${id}`
+
 /** A page's backstop beyond its own timeout: the handler's work is cut off after this. */
 const PAGE_MARGIN_MS = 15_000
 
@@ -94,7 +101,8 @@ export function createJobs (deps: JobsDeps): Jobs {
   const client = config.redis === undefined ? undefined : connectJobs(config.redis)
   client?.on('error', (err: Error) => { log.warn({ err: { message: err.message } }, 'job store redis error') })
   const store: JobStore = client === undefined ? createMemoryJobStore() : createRedisJobStore(client)
-  const hosts: HostLimiter = client === undefined ? createMemoryHostLimiter({ limit: settings.hostConcurrency }) : createRedisHostLimiter(client, { limit: settings.hostConcurrency })
+  // CRAWL_HOST_CONCURRENCY and a job's maxConcurrency: leased slots in the service's Store, shared by every instance.
+  const slots = createSlotLeases(deps.store, { onReleaseError: (err) => { log.warn({ err: { message: (err as Error).message } }, 'crawl slot release failed; its lease lapses') } })
   const queue: PageQueue = config.redis === undefined
     ? createMemoryPageQueue({ concurrency: settings.concurrency })
     : createBullPageQueue({ connection: config.redis, concurrency: settings.concurrency, stallMs: settings.stallMs }, { log })
@@ -146,17 +154,17 @@ export function createJobs (deps: JobsDeps): Jobs {
     let host: string
     try { host = new URL(task.url).host } catch { host = '' }
     let result: PageResult
-    // The job's own limit first (a slot named by no host can name: '#' is not in a host), then its target host's.
-    const own = job.maxConcurrency === undefined ? undefined : await hosts.acquire(`#job:${job.id}`, signal, job.maxConcurrency)
-    const slot = await hosts.acquire(host, signal).catch(async (err: unknown) => { await own?.release(); throw err })
+    // The job's own limit first, then its target host's.
+    const own = job.maxConcurrency === undefined ? undefined : await slots.acquire(jobSlotKey(job.id), job.maxConcurrency, signal)
+    const slot = await slots.acquire(hostSlotKey(host), settings.hostConcurrency, signal).catch((err: unknown) => { own?.release(); throw err })
     try {
       result = await handle(job, task, signal)
     } catch (err) {
       if (closing.signal.aborted) throw err
       result = { error: { message: (err as Error).message } }
     } finally {
-      await slot.release()
-      await own?.release()
+      slot.release()
+      own?.release()
     }
     if (result.finalKey !== undefined && result.dropped !== true && !await store.claimFinal(job.id, task.url, result.finalKey)) result = { dropped: true }
     await finishPage(job, task, result)
@@ -210,7 +218,7 @@ export function createJobs (deps: JobsDeps): Jobs {
       closing.abort()
       await queue.close()
       await webhooks.close()
-      await hosts.close()
+      slots.close()
       await store.close()
       if (client !== undefined) await client.quit().catch(() => { client.disconnect() })
     }

@@ -1,9 +1,8 @@
-// The in-process backend (no REDIS_URL, the embedded default): the job store, the page queue and the per-host limiter
-// in this process's memory, behind the same interfaces as the Redis ones (redis.ts, bullmq.ts), so `npm start` serves
+// The in-process backend (no REDIS_URL, the embedded default): the job store and the page queue in this process's
+// memory, behind the same interfaces as the Redis ones (redis.ts, bullmq.ts), so `npm start` serves
 // the whole job API. Nothing survives a restart; expired jobs are dropped when touched and by a sweep.
-import type { FinishResult, HostLimiter, HostSlot, JobErrorEntry, JobRecord, JobStore, PageOutcome, PageQueue, PageTask } from './types.ts'
+import type { FinishResult, JobErrorEntry, JobRecord, JobStore, PageOutcome, PageQueue, PageTask } from './types.ts'
 import { ownerKeyOf } from './types.ts'
-import { abortReason } from '../util/abort.ts'
 
 interface MemoryJob {
   record: JobRecord
@@ -158,52 +157,6 @@ export function createMemoryPageQueue (options: { concurrency: number }): PageQu
       closed = true
       waiting.length = 0
       await Promise.allSettled([...inFlight])
-    }
-  }
-}
-
-/** At most `limit` slots per host in this process; waiters are served in arrival order. */
-export function createMemoryHostLimiter (options: { limit: number }): HostLimiter {
-  const held = new Map<string, number>()
-  const waiters = new Map<string, Array<() => void>>()
-
-  function slot (host: string): HostSlot {
-    let released = false
-    return {
-      async release () {
-        if (released) return
-        released = true
-        const next = waiters.get(host)?.shift()
-        if (next !== undefined) { next(); return }
-        const count = (held.get(host) ?? 1) - 1
-        if (count <= 0) held.delete(host)
-        else held.set(host, count)
-      }
-    }
-  }
-
-  return {
-    async acquire (host, signal, limit = options.limit) {
-      if (signal.aborted) throw abortReason(signal)
-      const count = held.get(host) ?? 0
-      if (count < limit) { held.set(host, count + 1); return slot(host) }
-      // The slot is handed over by release() as it is (the count stays), so no third party can take it in between.
-      return await new Promise<HostSlot>((resolve, reject) => {
-        const queue = waiters.get(host) ?? []
-        waiters.set(host, queue)
-        const wake = (): void => { signal.removeEventListener('abort', onAbort); resolve(slot(host)) }
-        const onAbort = (): void => {
-          const at = queue.indexOf(wake)
-          if (at >= 0) queue.splice(at, 1)
-          reject(abortReason(signal))
-        }
-        queue.push(wake)
-        signal.addEventListener('abort', onAbort, { once: true })
-      })
-    },
-    async close () {
-      held.clear()
-      waiters.clear()
     }
   }
 }

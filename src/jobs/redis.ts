@@ -1,14 +1,14 @@
-// The Redis job store and per-host limiter (REDIS_URL set), shared by every instance. Each change that must hold
-// across instances is one Lua script: admitting URLs (the seen set, so each URL is scraped once per job, and `limit`),
-// recording a page (once, even when a crashed instance's page is worked again) and the job's end, taking a host slot.
+// The Redis job store (REDIS_URL set), shared by every instance. Each change that must hold across instances is one
+// Lua script: admitting URLs (the seen set, so each URL is scraped once per job, and `limit`), recording a page (once,
+// even when a crashed instance's page is worked again) and the job's end. (The per-host limit is the Store's leased
+// slots: store/slot-leases.ts.)
 // Keys (all under the `{pagecast}` hash tag, one Cluster slot): job:<id> (a hash: record, status, counters),
-// job:<id>:seen, :done, :robots-seen (sets), :finals (a hash: redirect target key -> page), :docs, :errors, :robots, :kids:<parent> (lists), ongoing:<owner> (a sorted set), host:<host> (leases).
+// job:<id>:seen, :done, :robots-seen (sets), :finals (a hash: redirect target key -> page), :docs, :errors, :robots, :kids:<parent> (lists), ongoing:<owner> (a sorted set).
 import { randomUUID } from 'node:crypto'
 import type { Cluster, Redis } from 'ioredis'
-import { sleep } from '../util/abort.ts'
 import { sha256 } from '../util/hash.ts'
 import { JOBS_PREFIX } from './connection.ts'
-import type { FinishResult, HostLimiter, JobErrorEntry, JobRecord, JobStore } from './types.ts'
+import type { FinishResult, JobErrorEntry, JobRecord, JobStore } from './types.ts'
 import { ownerKeyOf } from './types.ts'
 
 // KEYS[1] job hash, KEYS[2] seen set, KEYS[3] the parent's children, KEYS[4] the claimed redirect targets (key ->
@@ -90,39 +90,12 @@ if ARGV[2] ~= '' then redis.call('HSET', KEYS[1], 'error', ARGV[2]) end
 return 1
 `
 
-// KEYS[1] host leases (token -> expiry, Redis's clock); ARGV[1] limit, [2] token, [3] lease ms. 1 when taken.
-const ACQUIRE_HOST = `
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
-if redis.call('ZCARD', KEYS[1]) < tonumber(ARGV[1]) then
-  redis.call('ZADD', KEYS[1], now + tonumber(ARGV[3]), ARGV[2])
-  redis.call('PEXPIRE', KEYS[1], tonumber(ARGV[3]) * 2)
-  return 1
-end
-return 0
-`
-
-// KEYS[1] host leases; ARGV[1] token, [2] lease ms. Extends the lease while its holder still has it.
-const RENEW_HOST = `
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-if redis.call('ZSCORE', KEYS[1], ARGV[1]) then
-  redis.call('ZADD', KEYS[1], 'XX', now + tonumber(ARGV[2]), ARGV[1])
-  redis.call('PEXPIRE', KEYS[1], tonumber(ARGV[2]) * 2)
-  return 1
-end
-return 0
-`
-
 type JobsRedis = (Redis | Cluster) & {
   jobAdmit (hash: string, seen: string, children: string, finals: string, limit: number, ...pairs: string[]): Promise<string[]>
   jobClaimFinal (hash: string, seen: string, finals: string, url: string, key: string): Promise<number>
   jobRobots (list: string, set: string, hash: string, ...urls: string[]): Promise<number>
   jobFinish (hash: string, done: string, docs: string, errors: string, url: string, kind: string, entry: string): Promise<[number, number]>
   jobEnd (hash: string, status: string, error: string): Promise<number>
-  hostAcquire (key: string, limit: number, token: string, leaseMs: number): Promise<number>
-  hostRenew (key: string, token: string, leaseMs: number): Promise<number>
 }
 
 function defineScripts (redis: Redis | Cluster): JobsRedis {
@@ -131,8 +104,6 @@ function defineScripts (redis: Redis | Cluster): JobsRedis {
   redis.defineCommand('jobRobots', { numberOfKeys: 3, lua: ROBOTS })
   redis.defineCommand('jobFinish', { numberOfKeys: 4, lua: FINISH })
   redis.defineCommand('jobEnd', { numberOfKeys: 1, lua: END })
-  redis.defineCommand('hostAcquire', { numberOfKeys: 1, lua: ACQUIRE_HOST })
-  redis.defineCommand('hostRenew', { numberOfKeys: 1, lua: RENEW_HOST })
   return redis as JobsRedis
 }
 
@@ -220,42 +191,5 @@ export function createRedisJobStore (client: Redis | Cluster): JobStore {
       return records.filter((r): r is JobRecord => r?.status === 'scraping')
     },
     async close () {}
-  }
-}
-
-/** How long a host slot is held without renewal (a crashed holder's slot frees itself after this). */
-const HOST_LEASE_MS = 10_000
-const RENEW_EVERY_MS = 3_000
-
-/** CRAWL_HOST_CONCURRENCY across every instance: leases in Redis with an expiry, renewed while the page loads. */
-export function createRedisHostLimiter (client: Redis | Cluster, options: { limit: number }): HostLimiter {
-  const redis = defineScripts(client)
-  const renewals = new Set<NodeJS.Timeout>()
-  return {
-    async acquire (host, signal, limit = options.limit) {
-      const leases = `${JOBS_PREFIX}:host:${host}`
-      const token = randomUUID()
-      for (let wait = 20; ; wait = Math.min(wait * 1.5, 200)) {
-        if (await redis.hostAcquire(leases, limit, token, HOST_LEASE_MS) === 1) break
-        await sleep(wait * (0.5 + Math.random()), signal)
-      }
-      const timer = setInterval(() => { redis.hostRenew(leases, token, HOST_LEASE_MS).catch(() => {}) }, RENEW_EVERY_MS)
-      timer.unref()
-      renewals.add(timer)
-      let released = false
-      return {
-        async release () {
-          if (released) return
-          released = true
-          clearInterval(timer)
-          renewals.delete(timer)
-          await redis.zrem(leases, token).catch(() => {})
-        }
-      }
-    },
-    async close () {
-      for (const timer of renewals) clearInterval(timer)
-      renewals.clear()
-    }
   }
 }

@@ -114,15 +114,6 @@ export interface PageQueue {
   close (): Promise<void>
 }
 
-/** A slot of a target host's limit (CRAWL_HOST_CONCURRENCY across every job and instance). */
-export interface HostSlot { release (): Promise<void> }
-
-export interface HostLimiter {
-  /** Waits for a free slot of `host` (of `limit` when given, else the limiter's); rejects when `signal` aborts. */
-  acquire (host: string, signal: AbortSignal, limit?: number): Promise<HostSlot>
-  close (): Promise<void>
-}
-
 /** The key a caller's ongoing jobs are listed under: its tenant, or its free client. */
 export function ownerKeyOf (owner: JobOwner): string {
   return owner.listener === 'pro' ? `pro:${owner.tenant ?? ''}` : `free:${owner.client ?? ''}`

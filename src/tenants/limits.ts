@@ -2,10 +2,10 @@
 // the Store (one atomic step: both counted, or neither when one is spent, ERATE), its computations in flight held to
 // `concurrency` by leased slots (ECONCURRENCY when none frees before the request's deadline), and its usage read back
 // for GET /usage. The clock is injected (tests move it across a month's end); slot leases run on the store's clock.
-import { randomUUID } from 'node:crypto'
 import type { Logger } from 'pino'
 import { AppError } from '../errors.ts'
 import type { Store } from '../store/index.ts'
+import { createSlotLeases, type SlotLease } from '../store/slot-leases.ts'
 import { logStoreFailure } from '../store/unavailable.ts'
 import type { Tenant, TenantPlan } from './types.ts'
 
@@ -14,11 +14,6 @@ const DAY_MS = 86_400_000
 export const HISTORY_DAYS = 31
 const DAY_TTL_MS = (HISTORY_DAYS + 2) * DAY_MS
 const MONTH_TTL_MS = 63 * DAY_MS
-/** A slot's lease: renewed every third of it while the computation runs; a crashed instance's lapses after it. */
-export const SLOT_LEASE_MS = 10_000
-/** How long a request waiting for a slot sleeps between tries, at first and at most. */
-const WAIT_MIN_MS = 25
-const WAIT_MAX_MS = 250
 /** A request stops waiting for a slot this long before its deadline, to answer ECONCURRENCY rather than ETIMEOUT. */
 const WAIT_MARGIN_MS = 100
 
@@ -87,15 +82,10 @@ const dayKey = (name: string, day: string): string => `tenant:{${name}}:d:${day}
 const monthKey = (name: string, month: string): string => `tenant:{${name}}:m:${month}`
 const slotKey = (name: string): string => `tenant:{${name}}:slots`
 
-const sleep = async (ms: number, signal: AbortSignal): Promise<void> => await new Promise(resolve => {
-  const timer = setTimeout(done, ms)
-  function done (): void { clearTimeout(timer); signal.removeEventListener('abort', done); resolve() }
-  signal.addEventListener('abort', done, { once: true })
-})
-
 export function createTenantLimits (deps: TenantLimitsDeps): TenantLimits {
   const { store, meter } = deps
   const now = deps.now ?? Date.now
+  const leases = createSlotLeases(store, { onReleaseError: (err) => { logStoreFailure(deps.log, err, 'tenant slot release failed; its lease lapses') } })
 
   /** The store is away: open serves uncounted (logged), closed refuses with a retryable EBUSY. */
   function storeAway (err: unknown, log: Logger, what: string): void {
@@ -160,39 +150,28 @@ export function createTenantLimits (deps: TenantLimitsDeps): TenantLimits {
   async function slot (tenant: Tenant, signal: AbortSignal, deadline: number): Promise<SlotRelease | undefined> {
     const limit = tenant.plan.concurrency
     if (limit === undefined) return undefined
-    const key = slotKey(tenant.name)
-    const token = randomUUID()
-    let wait = WAIT_MIN_MS
-    for (;;) {
-      signal.throwIfAborted()
-      let taken: boolean
-      try {
-        taken = await store.takeSlot(key, token, limit, SLOT_LEASE_MS)
-      } catch (err) {
-        storeAway(err, deps.log, 'concurrency')
-        return undefined
-      }
-      if (taken) break
-      const left = deadline - WAIT_MARGIN_MS - Date.now()
-      if (left <= 0) {
-        throw new AppError('ECONCURRENCY', {
-          data: { concurrency: `The plan allows ${limit} computation${limit === 1 ? '' : 's'} at once; none finished before the request's deadline.` },
-          headers: { 'retry-after': '1' }
-        })
-      }
-      await sleep(Math.min(wait, left), signal)
-      wait = Math.min(WAIT_MAX_MS, wait * 2)
+    let lease: SlotLease | undefined
+    try {
+      lease = await leases.acquireBy(slotKey(tenant.name), limit, signal, deadline - WAIT_MARGIN_MS)
+    } catch (err) {
+      if (signal.aborted) throw err
+      storeAway(err, deps.log, 'concurrency')
+      return undefined
     }
+    if (lease === undefined) {
+      throw new AppError('ECONCURRENCY', {
+        data: { concurrency: `The plan allows ${limit} computation${limit === 1 ? '' : 's'} at once; none finished before the request's deadline.` },
+        headers: { 'retry-after': '1' }
+      })
+    }
+    const taken = lease
     const startedAt = performance.now()
-    const renew = setInterval(() => { store.renewSlot(key, token, SLOT_LEASE_MS).catch(() => {}) }, SLOT_LEASE_MS / 3)
-    renew.unref()
     let released = false
     return (browser) => {
       if (released) return
       released = true
-      clearInterval(renew)
       if (browser) meter.browserSeconds(tenant.name, (performance.now() - startedAt) / 1000)
-      store.releaseSlot(key, token).catch((err: unknown) => { logStoreFailure(deps.log, err, 'tenant slot release failed; its lease lapses') })
+      taken.release()
     }
   }
 

@@ -12,6 +12,7 @@ import { loadConfig } from '../../src/config.ts'
 import { createJobs, type Jobs, type PageHandler } from '../../src/jobs/index.ts'
 import { createAddressGuard } from '../../src/net/guard.ts'
 import { createStorage, type Storage } from '../../src/storage/index.ts'
+import { createStore, type Store } from '../../src/store/index.ts'
 import { startFixtureServer, type FixtureServer } from '../helpers/fixture-server.ts'
 import { startCluster, startRedisNode } from '../helpers/redis-topology.ts'
 
@@ -84,7 +85,10 @@ async function until (jobs: Jobs, id: string, timeoutMs = 60_000): Promise<void>
 function engineContract (name: string, redisUrl: () => Promise<{ env: Record<string, string>, close: () => Promise<void> }>): void {
   describe(`job engine: ${name}`, () => {
     let jobs: Jobs
+    /** An instance with a short JOB_TTL, for the expiry test only (the others must not expire under load). */
+    let shortLived: Jobs
     let storage: Storage
+    let store: Store
     let dir: string
     let closeRedis: () => Promise<void>
     const owner = { listener: 'pro' as const, tenant: 'acme' }
@@ -93,14 +97,21 @@ function engineContract (name: string, redisUrl: () => Promise<{ env: Record<str
       const redis = await redisUrl()
       closeRedis = redis.close
       dir = mkdtempSync(path.join(os.tmpdir(), 'pagecast-jobs-'))
-      const config = loadConfig({ ...redis.env, STORAGE_DIR: dir, STORAGE_SCOPE: 'instance', JOB_CONCURRENCY: '8', CRAWL_HOST_CONCURRENCY: '2', JOB_TTL: '3s' })
+      const env = { ...redis.env, STORAGE_DIR: dir, STORAGE_SCOPE: 'instance', JOB_CONCURRENCY: '8', CRAWL_HOST_CONCURRENCY: '2' }
+      const config = loadConfig({ ...env, JOB_TTL: '10m' })
       storage = createStorage(config, { log })
-      jobs = createJobs({ config, log, guard: createAddressGuard({ allowPrivateHosts: [fx.host] }), storage })
+      store = createStore({ redis: config.redis }, { log })
+      const guard = createAddressGuard({ allowPrivateHosts: [fx.host] })
+      jobs = createJobs({ config, log, guard, storage, store })
       jobs.work(handler, () => undefined)
+      shortLived = createJobs({ config: loadConfig({ ...env, JOB_TTL: '2s' }), log, guard, storage, store })
+      shortLived.work(handler, () => undefined)
     }, 60_000)
     afterAll(async () => {
       await jobs?.close()
+      await shortLived?.close()
       await storage?.close()
+      await store?.close()
       await closeRedis?.()
       rmSync(dir, { recursive: true, force: true })
     })
@@ -199,12 +210,11 @@ function engineContract (name: string, redisUrl: () => Promise<{ env: Record<str
     })
 
     it('forgets a job after JOB_TTL', async () => {
-      const job = await jobs.start({ kind: 'batch_scrape', owner, first: [{ key: `${fx.origin}/site?p=9&ttl=${name}`, url: `${fx.origin}/site?p=9&ttl=${name}` }], limit: 1, request: {} })
-      await until(jobs, job.id)
-      expect(await jobs.get(job.id)).toBeDefined()
+      const job = await shortLived.start({ kind: 'batch_scrape', owner, first: [{ key: `${fx.origin}/site?p=9&ttl=${name}`, url: `${fx.origin}/site?p=9&ttl=${name}` }], limit: 1, request: {} })
+      await until(shortLived, job.id)
       await sleep(Math.max(0, job.expiresAt - Date.now()) + 300)
-      expect(await jobs.get(job.id)).toBeUndefined()
-      expect(await jobs.page(job.id, 0, 1024)).toBeUndefined()
+      expect(await shortLived.get(job.id)).toBeUndefined()
+      expect(await shortLived.page(job.id, 0, 1024)).toBeUndefined()
     })
   })
 }

@@ -2,7 +2,7 @@
 // as two replicas have. The lock is a lease its holder renews: a computation longer than the lease keeps it (the
 // other instance waits and takes the leader's entry), and the lock of a holder that died (its store connection
 // gone, so it renews nothing) lapses within a few seconds, after which the other instance computes itself.
-import { afterEach, describe, expect, inject, it } from 'vitest'
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest'
 import pino from 'pino'
 import { Redis } from 'ioredis'
 import { createRedisStore } from '../../src/store/redis.ts'
@@ -13,6 +13,7 @@ import { cacheKeyOf } from '../../src/cache/key.ts'
 import { parseQuery } from '../../src/schemas/query.ts'
 import { build, qs } from '../helpers/build.ts'
 import { startFixtureServer } from '../helpers/fixture-server.ts'
+import { monitorRedis } from '../helpers/redis-monitor.ts'
 import { spawn } from 'node:child_process'
 import net from 'node:net'
 
@@ -32,6 +33,12 @@ async function startOwnRedis (): Promise<{ url: string, stop: () => void }> {
   return { url, stop: () => { child.kill('SIGKILL') } }
 }
 
+// The whole file runs on a redis-server of its own: MONITOR shows every client's commands, and the run's shared Redis
+// has other files' instances (their job workers) talking to it.
+let own: { url: string, stop: () => void }
+beforeAll(async () => { own = await startOwnRedis() })
+afterAll(() => { own?.stop() })
+
 const log = pino({ level: 'silent' })
 const PREFIX = 'pagecast-sf-test:'
 // Long enough that a renewal (every third of it) late by a loaded machine's stall does not lapse the lease: at 600 ms
@@ -40,7 +47,7 @@ const LEASE_MS = 1000
 const stores: Store[] = []
 
 function instance (): { store: Store, flights: SingleFlight, cache: ReturnType<typeof createCache> } {
-  const store = createRedisStore({ connection: { kind: 'node', url: inject('redisUrl') }, prefix: PREFIX }, { log })
+  const store = createRedisStore({ connection: { kind: 'node', url: own.url }, prefix: PREFIX }, { log })
   stores.push(store)
   const cache = createCache(store, { hotTtlMs: 0 })
   return { store, cache, flights: createSingleFlight({ store, cache, log, pollMs: 20, leaseMs: LEASE_MS }) }
@@ -133,10 +140,10 @@ describe('single flight across instances', () => {
  * as [command, …the rest without the prefix] (a script's EVAL or EVALSHA as `script`: ioredis sends EVAL the first time
  * on a connection). settled() waits until the server has seen everything sent before it.
  */
-async function watch (key: string, url = inject('redisUrl')): Promise<{ settled (): Promise<string[][]>, stop (): void }> {
-  const monitor = await new Redis(url).monitor()
+async function watch (key: string, url = own.url): Promise<{ settled (): Promise<string[][]>, stop (): void }> {
+  const monitor = await monitorRedis(url)
   const seen: string[][] = []
-  monitor.on('monitor', (_time: string, args: string[], source: string) => {
+  monitor.on(({ args, source }) => {
     if (source === 'lua' || !args.some(a => a.includes(key))) return
     const [name, ...rest] = args.map(a => a.replaceAll(PREFIX, ''))
     seen.push([/^eval(sha)?$/i.test(name!) ? 'script' : name!.toLowerCase(), ...rest])
@@ -153,7 +160,7 @@ async function watch (key: string, url = inject('redisUrl')): Promise<{ settled 
       // how many depends on the machine's speed, not on the round trips counted here.
       return seen.filter(c => !c.some(a => a.includes('-settled-')) && !(c[0] === 'script' && !c.some(a => a.includes(`cache:{${key}}`))))
     },
-    stop () { monitor.disconnect(); marker.disconnect() }
+    stop () { monitor.stop(); marker.disconnect() }
   }
 }
 
@@ -281,13 +288,11 @@ describe('the read before the flight (one round trip for a miss)', () => {
 describe('a cold request to the service on Redis', () => {
   it('asks Redis twice for a miss (read or lock, then write and release), once for a hit read from Redis, not at all for a held one', async () => {
     const fx = await startFixtureServer()
-    // JOB_CONCURRENCY=0: no job worker on these instances, whose BullMQ scripts (multi-line Lua in every MONITOR line)
-    // ioredis's monitor mode cannot parse.
-    // A redis-server of its own: other files' instances on the run's Redis run BullMQ workers, whose multi-line Lua in
-    // MONITOR lines ioredis's monitor mode cannot parse.
-    const own = await startOwnRedis()
     const env = { ALLOW_PRIVATE_HOSTS: fx.host, API_KEYS: 'k', REDIS_URL: own.url, JOB_CONCURRENCY: '0' }
     const [one, two] = [await build(env), await build(env)]
+    // As a readiness probe would: a first connection that timed out while the instance was starting on a loaded
+    // machine (its event loop busy) leaves the store away until ioredis reconnects, and the first request a plain miss.
+    await vi.waitFor(async () => { expect([await one.ctx.store.health(), await two.ctx.store.health()]).toEqual([true, true]) }, { timeout: 30_000, interval: 100 })
     const query = qs({ url: `${fx.origin}/plain/?sf=${Date.now()}` })
     const key = cacheKeyOf(parseQuery(query, { plan: 'pro', headers: {}, maxTimeout: one.config.maxTimeout }))
     const watched = await watch(key, own.url)
@@ -309,7 +314,6 @@ describe('a cold request to the service on Redis', () => {
       await one.close()
       await two.close()
       await fx.close()
-      own.stop()
     }
   })
 })
