@@ -21,8 +21,11 @@ beforeAll(async () => {
 })
 afterAll(async () => { await dns.close() })
 
+/** Long enough for a loopback answer on a loaded machine (load 20 made 300 ms miss answers); a stall costs it once. */
+const TIMEOUT_MS = 2000
+
 function resolverAt (clock: { now: number }, system: (name: string) => Promise<ResolvedAddress[]> = async () => []): ReturnType<typeof createCachingResolver> {
-  return createCachingResolver({ servers: [dns.server], timeoutMs: 300, tries: 1, hostsFile: '/nonexistent', now: () => clock.now, system })
+  return createCachingResolver({ servers: [dns.server], timeoutMs: TIMEOUT_MS, tries: 1, hostsFile: '/nonexistent', now: () => clock.now, system })
 }
 
 describe('the caching resolver', () => {
@@ -96,7 +99,7 @@ describe('the caching resolver', () => {
     const { writeFileSync, mkdtempSync } = await import('node:fs')
     const dir = mkdtempSync('/tmp/pagecast-hosts-')
     writeFileSync(`${dir}/hosts`, '127.0.0.3 listed.test\n')
-    const resolver = createCachingResolver({ servers: [dns.server], timeoutMs: 300, tries: 1, hostsFile: `${dir}/hosts` })
+    const resolver = createCachingResolver({ servers: [dns.server], timeoutMs: TIMEOUT_MS, tries: 1, hostsFile: `${dir}/hosts` })
     expect(await resolver.resolve('listed.test')).toEqual([{ address: '127.0.0.3', family: 4 }])
     expect(dns.count('listed.test')).toBe(0)
   })
