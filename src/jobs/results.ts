@@ -19,13 +19,28 @@ function isRef (value: unknown): value is Ref {
 
 /** The entry the job store keeps for `document`: its JSON, or a reference to it on the storage. */
 export async function storeDocument (storage: Storage, document: Record<string, unknown>, expiresAt: number): Promise<string> {
-  const json = JSON.stringify(document)
+  return await stashJson(storage, JSON.stringify(document), expiresAt)
+}
+
+/**
+ * `json` as an entry Redis may hold: itself up to INLINE_BYTES, else a reference to it on the storage (also used for
+ * the bodies of pending webhook deliveries, jobs/deliveries.ts). readStashed gives it back.
+ */
+export async function stashJson (storage: Storage, json: string, expiresAt: number): Promise<string> {
   if (Buffer.byteLength(json) <= INLINE_BYTES) return json
   // A random name (not derived from the job or the URL): the file's URL is public, so it must not be guessable.
   const key = `${sha256(randomBytes(32).toString('hex'))}/document.json`
   const maxAgeSeconds = Math.max(1, Math.ceil((expiresAt - Date.now()) / 1000))
   await storage.put(key, Buffer.from(json), { contentType: 'application/json', maxAgeSeconds })
   return JSON.stringify({ $ref: key })
+}
+
+/** The JSON a stashJson entry stands for; undefined when its file is gone from the storage. */
+export async function readStashed (storage: Storage, entry: string): Promise<string | undefined> {
+  const parsed: unknown = JSON.parse(entry)
+  if (!isRef(parsed)) return entry
+  const file = await storage.get(parsed.$ref)
+  return file?.body.toString('utf8')
 }
 
 async function load (storage: Storage, entry: string): Promise<{ doc: unknown, bytes: number }> {
