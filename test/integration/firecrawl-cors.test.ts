@@ -4,12 +4,12 @@
 // preflight and refuses the answer unless CORS allows it).
 import type { Browser } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { build, type Built } from '../helpers/build.ts'
+import { FC_KEY, startFirecrawlApp, type FirecrawlApp } from '../helpers/firecrawl.ts'
 import { launchTestBrowser } from '../helpers/chromium.ts'
 import { startFixtureServer, type FixtureServer } from '../helpers/fixture-server.ts'
 
 let fx: FixtureServer
-let app: Built
+let fc: FirecrawlApp
 let proUrl: string
 let browser: Browser
 
@@ -17,14 +17,14 @@ beforeAll(async () => {
   fx = await startFixtureServer()
   fx.route('/client', (_req, res) => { res.writeHead(200, { 'content-type': 'text/html' }); res.end('<!doctype html><title>A browser client</title>') })
   fx.route('/target', (_req, res) => { res.writeHead(200, { 'content-type': 'text/html' }); res.end('<!doctype html><title>Target</title><main><h1>Reached from a browser</h1></main>') })
-  app = await build({ ALLOW_PRIVATE_HOSTS: fx.host, API_KEYS: 'fc-key', BROWSER_CONCURRENCY: '1' })
-  proUrl = await app.pro.listen({ port: 0, host: '127.0.0.1' })
+  fc = await startFirecrawlApp({ ALLOW_PRIVATE_HOSTS: fx.host, BROWSER_CONCURRENCY: '1' })
+  proUrl = fc.proUrl
   browser = await launchTestBrowser()
 }, 120_000)
 
 afterAll(async () => {
   await browser?.close()
-  await app?.close()
+  await fc?.close()
   await fx?.close()
 })
 
@@ -42,7 +42,7 @@ describe('Firecrawl routes from a browser', () => {
       expect(await res.text()).toBe('')
     }
     // An empty body with the JSON content type is no body: a POST still needs one (400), a DELETE does not.
-    const empty = await fetch(`${proUrl}/v2/scrape`, { method: 'POST', headers: { authorization: 'Bearer fc-key', 'content-type': 'application/json' } })
+    const empty = await fetch(`${proUrl}/v2/scrape`, { method: 'POST', headers: { authorization: `Bearer ${FC_KEY}`, 'content-type': 'application/json' } })
     expect(empty.status).toBe(400)
     expect(await empty.json()).toMatchObject({ success: false, code: 'EINVALQUERY' })
     // Other paths keep the read-only preflight.
