@@ -1,11 +1,13 @@
 // The Firecrawl-compatible routes in /openapi.json (docs/firecrawl.md): our own schemas, written from what the routes
-// do (the request schema is the one Fastify checks bodies with, schemas/firecrawl.ts).
+// do (the request schema is the one Fastify checks bodies with, schemas/firecrawl.ts). The job routes:
+// firecrawl-jobs-openapi.ts.
 import { API_VERSIONS, SCRAPE_BODY_SCHEMA } from '../schemas/firecrawl.ts'
 import { MAP_BODY_SCHEMA } from '../schemas/firecrawl-map.ts'
 
 const stringList = { type: 'array', items: { type: 'string' } }
 
-const DOCUMENT_SCHEMA = {
+/** A scraped page, as scrape answers it and a job's `data` lists it. */
+export const DOCUMENT_SCHEMA = {
   type: 'object',
   description: 'One scraped page. Only the formats asked for are present; `metadata` always is.',
   properties: {
@@ -56,9 +58,9 @@ const ERROR_SCHEMA = {
   }
 }
 
-const json = (schema: unknown): Record<string, unknown> => ({ content: { 'application/json': { schema } } })
+export const json = (schema: unknown): Record<string, unknown> => ({ content: { 'application/json': { schema } } })
 
-const ERRORS = {
+export const ERRORS = {
   400: { description: 'A bad body, URL or option, a refused address, a format that needs a language model', ...json(ERROR_SCHEMA) },
   401: { description: 'Pro listener: no key or an unknown one: `{success: false, error: "Unauthorized"}`', ...json(ERROR_SCHEMA) },
   402: { description: 'An option the plan does not allow (pro-only options on the free listener)', ...json(ERROR_SCHEMA) },
@@ -67,7 +69,10 @@ const ERRORS = {
   500: { description: 'A failure of the service (no details)', ...json(ERROR_SCHEMA) }
 }
 
-const SECURITY = [{}, { bearer: [] }, { apiKey: [] }]
+/** The answer to a job id that is not the caller's (another caller's, or expired). */
+export const NOT_FOUND = { description: 'No job of the caller\'s has this id (another caller\'s, or expired): `{success: false, error: "Job not found.", code: "ENOTFOUND"}`', ...json(ERROR_SCHEMA) }
+
+export const SECURITY = [{}, { bearer: [] }, { apiKey: [] }]
 
 /** The security scheme of the Bearer key (the pro listener). */
 export const FIRECRAWL_SECURITY_SCHEMES = {

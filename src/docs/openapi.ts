@@ -3,12 +3,13 @@
 // `data.<field>.selector` with the pattern of the names they stand for (`x-name-pattern`), the pro-only
 // ones marked with their free-listener code (`x-pro`), and the error codes of §11 with their statuses. Each operation
 // has an operationId; the server is the listener that served the document. Checked with redocly's recommended rules.
-// The Firecrawl-compatible routes follow (firecrawl-openapi.ts).
+// The Firecrawl-compatible routes follow (firecrawl-openapi.ts, firecrawl-jobs-openapi.ts).
 import { ERROR_CATALOG, ERROR_CODES } from '../errors.ts'
 import { PARAMETER_ROWS } from './parameters.ts'
 import type { ParameterRow } from './parameters.ts'
 import { CONTENT_ACCEPTED, CONTENT_PARAMETERS } from '../schemas/content-query.ts'
 import { FIRECRAWL_SECURITY_SCHEMES, firecrawlPaths } from './firecrawl-openapi.ts'
+import { firecrawlJobPaths } from './firecrawl-jobs-openapi.ts'
 
 /** No key (free), a key, or a signed link (pro): the routes a signed link may call. */
 const SIGNABLE = [{}, { apiKey: [] }, { signedLink: [] }]
@@ -112,7 +113,8 @@ export function openApiDocument (): object {
       },
       ...contentPaths(errors),
       // The Firecrawl-compatible API (docs/firecrawl.md).
-      ...firecrawlPaths()
+      ...firecrawlPaths(),
+      ...firecrawlJobPaths()
     }
   }
 }

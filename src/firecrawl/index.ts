@@ -1,11 +1,13 @@
 // The Firecrawl-compatible API (docs/firecrawl.md, API.md §17) as one Fastify plugin, registered on both listeners:
-// POST /v1|v2/scrape, POST /v1|v2/map (map.ts), GET /v1|v2/team/credit-usage, GET /v2/concurrency-check. A base URL given with a trailing
+// POST /v1|v2/scrape, POST /v1|v2/map (map.ts), GET /v1|v2/team/credit-usage, GET /v2/concurrency-check, and the
+// CORS preflight of all of them (POST and DELETE allowed, for browser clients). A base URL given with a trailing
 // slash (`//v2/scrape`) reaches the same routes. Its own scope: a JSON body parser (the app reads no other bodies,
 // http/request-body.ts) and the Firecrawl error envelope (errors.ts) instead of ours.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { AppContext } from '../context.ts'
 import type { Plan } from '../config.ts'
 import { JSON_TYPE } from '../http/reply.ts'
+import { preflightRoute } from '../http/cors.ts'
 import { callerOf } from './auth.ts'
 import { firecrawlErrorHandler } from './errors.ts'
 import { API_VERSIONS, SCRAPE_BODY_SCHEMA, type ApiVersion } from '../schemas/firecrawl.ts'
@@ -25,6 +27,13 @@ export const FIRECRAWL_BODY_LIMIT = 1024 * 1024
  */
 const CLIENT_SHIM = { success: true } as const
 
+/**
+ * What a browser's preflight for a Firecrawl route is allowed (docs/firecrawl.md#browsers): the methods the routes
+ * use; the headers asked for (Authorization, content-type) are echoed by preflightRoute. No cookies are read, so the
+ * origin `*` of every answer is enough: the key is what the caller's code sends.
+ */
+export const FIRECRAWL_CORS_METHODS = ['GET', 'HEAD', 'POST', 'DELETE', 'OPTIONS']
+
 /** The path prefixes of a version: as documented, and after a base URL that ended in a slash (`//v2/scrape`). */
 export function prefixesOf (version: ApiVersion): string[] {
   return [`/${version}`, `//${version}`]
@@ -41,7 +50,13 @@ function clientSignal (_request: FastifyRequest, reply: FastifyReply): { signal:
 export async function firecrawlRoutes (app: FastifyInstance, { ctx, plan }: { ctx: AppContext, plan: Plan }): Promise<void> {
   const deps = scrapeDepsOf(ctx)
   const json = app.getDefaultJsonParser('error', 'error')
-  app.addContentTypeParser('application/json', { parseAs: 'string', bodyLimit: FIRECRAWL_BODY_LIMIT }, json)
+  // An empty body is no body: a client that sets `content-type: application/json` on every call (a browser client's
+  // DELETE) is not refused for it; a POST without a body still fails its schema (400).
+  app.addContentTypeParser('application/json', { parseAs: 'string', bodyLimit: FIRECRAWL_BODY_LIMIT }, (request, body, done) => {
+    const text = body.toString()
+    if (text === '') { done(null, undefined); return }
+    json(request, text, done)
+  })
   app.setErrorHandler(firecrawlErrorHandler)
 
   // POST /v1|v2/map (map.ts), in this scope: the same body parser and error envelope.
@@ -49,6 +64,7 @@ export async function firecrawlRoutes (app: FastifyInstance, { ctx, plan }: { ct
 
   for (const version of API_VERSIONS) {
     for (const prefix of prefixesOf(version)) {
+      app.route(preflightRoute(`${prefix}/*`, FIRECRAWL_CORS_METHODS))
       app.post(`${prefix}/scrape`, { bodyLimit: FIRECRAWL_BODY_LIMIT, schema: { body: SCRAPE_BODY_SCHEMA } }, async (request, reply) => {
         const caller = callerOf(ctx, plan, request)
         const scrape = readScrapeRequest(request.body as Record<string, unknown>, version)

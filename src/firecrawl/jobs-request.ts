@@ -1,15 +1,12 @@
 // The bodies of POST /v1|v2/batch/scrape and /v1|v2/crawl (docs/jobs.md), read into what a job stores: the scrape
 // options every page is scraped with (checked once here through readScrapeRequest, so a bad format or action is a 400
-// at creation, not a failure per page), the crawl's rules (src/crawl), the webhook. Our own schemas.
+// at creation, not a failure per page), the crawl's rules (src/crawl), the webhook. The bodies' schemas: schemas/firecrawl-jobs.ts.
 import { AppError } from '../errors.ts'
 import type { Plan } from '../config.ts'
 import { DEFAULT_CRAWL_LIMIT, RuleError, rulesFromRequest, seenKey, type CrawlRules } from '../crawl/index.ts'
 import { parseWebhook, type Candidate, type WebhookSpec } from '../jobs/index.ts'
 import { readScrapeRequest } from './request.ts'
 import { SCRAPE_OPTIONS_SCHEMA, type ApiVersion } from '../schemas/firecrawl.ts'
-
-/** URLs a batch may hold. */
-export const MAX_BATCH_URLS = 1000
 
 /** What a job keeps of its request (JSON): every page is scraped with `options` and, for a crawl, under `rules`. */
 export interface StoredJobRequest {
@@ -29,47 +26,6 @@ export interface JobRequest {
   webhook?: WebhookSpec
   invalidURLs?: string[]
 }
-
-const webhookSchema = { anyOf: [{ type: 'string' }, { type: 'object', required: ['url'], properties: { url: { type: 'string' } } }] } as const
-
-export const BATCH_BODY_SCHEMA = {
-  type: 'object',
-  required: ['urls'],
-  properties: {
-    urls: { type: 'array', minItems: 1, maxItems: MAX_BATCH_URLS, items: { type: 'string', maxLength: 8192 } },
-    ...SCRAPE_OPTIONS_SCHEMA.properties,
-    webhook: webhookSchema,
-    ignoreInvalidURLs: { type: 'boolean' },
-    maxConcurrency: { type: 'integer', minimum: 1 }
-  }
-} as const
-
-export const CRAWL_BODY_SCHEMA = {
-  type: 'object',
-  required: ['url'],
-  properties: {
-    url: { type: 'string', minLength: 1, maxLength: 8192 },
-    includePaths: { type: 'array', items: { type: 'string' } },
-    excludePaths: { type: 'array', items: { type: 'string' } },
-    maxDiscoveryDepth: { type: 'integer', minimum: 0 },
-    maxDepth: { type: 'integer', minimum: 0 },
-    limit: { type: 'integer', minimum: 1 },
-    crawlEntireDomain: { type: 'boolean' },
-    allowBackwardLinks: { type: 'boolean' },
-    allowSubdomains: { type: 'boolean' },
-    allowExternalLinks: { type: 'boolean' },
-    sitemap: { type: 'string', enum: ['include', 'skip', 'only'] },
-    ignoreSitemap: { type: 'boolean' },
-    ignoreQueryParameters: { type: 'boolean' },
-    deduplicateSimilarURLs: { type: 'boolean' },
-    regexOnFullURL: { type: 'boolean' },
-    ignoreRobotsTxt: { type: 'boolean' },
-    delay: { type: 'number', minimum: 0, maximum: 60 },
-    maxConcurrency: { type: 'integer', minimum: 1 },
-    scrapeOptions: SCRAPE_OPTIONS_SCHEMA,
-    webhook: webhookSchema
-  }
-} as const
 
 /** The scrape options of a body: its scrape keys (a batch) or its `scrapeOptions` (a crawl), checked. */
 function scrapeOptionsOf (raw: Record<string, unknown>, version: ApiVersion, url: string): Record<string, unknown> {

@@ -13,11 +13,9 @@ import type { Caller } from '../tenants/types.ts'
 import { callerOf } from './auth.ts'
 import type { Tenant } from '../tenants/types.ts'
 import { callerOfOwner, createPageHandler } from './jobs-pages.ts'
-import { BATCH_BODY_SCHEMA, CRAWL_BODY_SCHEMA, readBatchRequest, readCrawlRequest, type JobRequest } from './jobs-request.ts'
+import { readBatchRequest, readCrawlRequest, type JobRequest } from './jobs-request.ts'
+import { BATCH_BODY_SCHEMA, CRAWL_BODY_SCHEMA, JOB_PAGE_BYTES } from '../schemas/firecrawl-jobs.ts'
 import type { ApiVersion } from './request.ts'
-
-/** The most JSON of documents one GET of a job returns. */
-export const JOB_PAGE_BYTES = 10 * 1024 * 1024
 
 export interface JobRouteOptions {
   ctx: AppContext

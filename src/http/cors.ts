@@ -14,7 +14,7 @@ export const EXPOSED_HEADERS = [
 /** On every answer, a preflight's included. */
 export const CORS_HEADERS = { 'access-control-allow-origin': '*', 'access-control-expose-headers': EXPOSED_HEADERS.join(', ') } as const
 
-/** The methods a preflight allows, on every path but POST /mcp's (routes/mcp.ts). */
+/** The methods a preflight allows, on every path but /mcp (routes/mcp.ts) and the Firecrawl routes' (firecrawl/index.ts). */
 export const CORS_METHODS = ['GET', 'HEAD', 'OPTIONS']
 
 /** A browser may keep a preflight's answer a day. */

@@ -11,15 +11,16 @@ import type { Storage } from '../storage/index.ts'
 import { createSlotLeases } from '../store/slot-leases.ts'
 import type { Store } from '../store/types.ts'
 import { createBullPageQueue } from './bullmq.ts'
+import { createBullDeliveryQueue, createMemoryDeliveryQueue } from './deliveries.ts'
 import { connectJobs } from './connection.ts'
 import { createMemoryJobStore, createMemoryPageQueue } from './memory.ts'
 import { createRedisJobStore } from './redis.ts'
 import { readDocuments, storeDocument } from './results.ts'
-import type { Candidate, JobKind, JobOwner, JobRecord, JobStore, PageQueue, PageTask, WebhookSpec } from './types.ts'
+import type { Candidate, DeliveryQueue, JobKind, JobOwner, JobRecord, JobStore, PageQueue, PageTask, SecretOf, WebhookSpec } from './types.ts'
 import { ownerKeyOf } from './types.ts'
 import { createWebhookSender, type WebhookEvent } from './webhooks.ts'
 
-export type { Candidate, JobKind, JobOwner, PageTask, JobRecord, JobStatus, WebhookSpec, JobErrorEntry } from './types.ts'
+export type { Candidate, JobKind, JobOwner, PageTask, JobRecord, JobStatus, WebhookSpec, JobErrorEntry, SecretOf } from './types.ts'
 export { assertWebhookAllowed, parseWebhook, signWebhook } from './webhooks.ts'
 
 /** What the page handler made of one page. */
@@ -51,9 +52,6 @@ export interface JobsDeps {
   /** The service's shared state: the crawl limits' slots live there. */
   store: Store
 }
-
-/** The webhook secret of a job's owner: its tenant's webhookSecret, else WEBHOOK_SECRET. Never logged. */
-export type SecretOf = (owner: JobOwner) => string | undefined
 
 export interface StartJob {
   kind: JobKind
@@ -106,14 +104,17 @@ export function createJobs (deps: JobsDeps): Jobs {
   const queue: PageQueue = config.redis === undefined
     ? createMemoryPageQueue({ concurrency: settings.concurrency })
     : createBullPageQueue({ connection: config.redis, concurrency: settings.concurrency, stallMs: settings.stallMs }, { log })
-  const webhooks = createWebhookSender({ guard: deps.guard, retryMs: settings.webhookRetryMs }, { log })
+  const retryMs = settings.webhookRetryMs
+  const deliveries: DeliveryQueue = config.redis === undefined
+    ? createMemoryDeliveryQueue({ retryMs })
+    : createBullDeliveryQueue({ connection: config.redis, retryMs, storage: deps.storage }, { log })
+  const webhooks = createWebhookSender({ guard: deps.guard, retryMs, queue: deliveries }, { log })
   const closing = new AbortController()
-  let secretOf: SecretOf = () => undefined
   let working = false
 
   function notify (job: JobRecord, event: WebhookEvent, extra: { data?: unknown[], error?: string } = {}): void {
     if (job.webhook === undefined) return
-    webhooks.send({ kind: job.kind, jobId: job.id, spec: job.webhook, event, ...extra, secret: secretOf(job.owner) })
+    webhooks.send({ kind: job.kind, jobId: job.id, spec: job.webhook, event, ...extra, owner: job.owner })
   }
 
   async function finishPage (job: JobRecord, task: PageTask, result: PageResult): Promise<void> {
@@ -175,7 +176,8 @@ export function createJobs (deps: JobsDeps): Jobs {
     work (handle, secrets) {
       if (working) return
       working = true
-      secretOf = secrets
+      // Every instance that works makes webhook attempts, JOB_CONCURRENCY=0 included: they are light.
+      webhooks.work(secrets)
       queue.work(async (task) => { await workPage(handle, task) })
     },
     async start (input) {

@@ -118,3 +118,34 @@ export interface PageQueue {
 export function ownerKeyOf (owner: JobOwner): string {
   return owner.listener === 'pro' ? `pro:${owner.tenant ?? ''}` : `free:${owner.client ?? ''}`
 }
+
+/** The webhook secret of a job's owner: its tenant's webhookSecret, else WEBHOOK_SECRET. Never logged, never stored. */
+export type SecretOf = (owner: JobOwner) => string | undefined
+
+/** One webhook event to deliver (jobs/webhooks.ts): unsigned; each attempt signs it with its owner's secret. */
+export interface Delivery {
+  /** The Standard Webhooks `webhook-id`: the same on every attempt, so a receiver can deduplicate on it. */
+  id: string
+  job: string
+  event: string
+  url: string
+  headers: Record<string, string>
+  body: string
+  owner: JobOwner
+}
+
+/** One attempt at a delivery (0 for the first); throws when it failed, to be tried again after the next delay. */
+export type DeliveryAttempt = (delivery: Delivery, attempt: number) => Promise<void>
+
+/**
+ * Pending webhook deliveries and their retries (jobs/deliveries.ts): delayed BullMQ jobs on Redis, so a retry that an
+ * instance scheduled before it died is made by another; timers in process without Redis.
+ */
+export interface DeliveryQueue {
+  readonly kind: 'bullmq' | 'memory'
+  add (delivery: Delivery): Promise<void>
+  /** Starts making attempts with `attempt` on this instance. */
+  work (attempt: DeliveryAttempt): void
+  /** Stops this instance's attempts; on Redis, pending retries stay there for the other instances. */
+  close (): Promise<void>
+}

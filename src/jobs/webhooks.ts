@@ -3,15 +3,16 @@
 // redirects followed), signed twice with the tenant's webhookSecret or WEBHOOK_SECRET: Firecrawl's
 // `X-Firecrawl-Signature: sha256=<hex HMAC of the raw body>` and Standard Webhooks (`webhook-id`, `webhook-timestamp`,
 // `webhook-signature: v1,<base64>`, by the `standardwebhooks` package, the spec's reference library). A delivery that
-// fails (network error, non-2xx) is tried again after each of WEBHOOK_RETRY_DELAYS. The secret never reaches a log.
+// fails (network error, non-2xx) is tried again after each of WEBHOOK_RETRY_DELAYS, from the delivery queue
+// (deliveries.ts: delayed BullMQ jobs with Redis, so another instance makes a retry this one scheduled). Each attempt
+// reads the secret from the delivery's owner; the secret is never queued, stored or logged.
 import { createHmac, randomUUID } from 'node:crypto'
 import type { Logger } from 'pino'
 import { Webhook } from 'standardwebhooks'
 import { AppError } from '../errors.ts'
 import type { AddressGuard } from '../net/guard.ts'
 import { createDispatchers } from '../net/connectors.ts'
-import { sleep } from '../util/abort.ts'
-import type { JobKind, WebhookSpec } from './types.ts'
+import type { Delivery, DeliveryQueue, JobKind, JobOwner, SecretOf, WebhookSpec } from './types.ts'
 
 export const WEBHOOK_EVENTS = ['started', 'page', 'completed', 'failed'] as const
 export type WebhookEvent = typeof WEBHOOK_EVENTS[number]
@@ -84,21 +85,24 @@ export interface WebhookEventInput {
   /** The documents of a `page` event; empty otherwise. */
   data?: unknown[]
   error?: string
-  /** The signing secret (the tenant's, else WEBHOOK_SECRET); unsigned without one. */
-  secret: string | undefined
+  /** Whose secret signs it (the tenant's, else WEBHOOK_SECRET), read at each attempt; unsigned without one. */
+  owner: JobOwner
 }
 
 export interface WebhookSender {
-  /** Sends the event in the background when the spec asks for it; retries follow WEBHOOK_RETRY_DELAYS. */
+  /** Queues the event when the spec asks for it; failed attempts are retried after WEBHOOK_RETRY_DELAYS. */
   send (input: WebhookEventInput): void
-  /** Stops retrying and waits for deliveries in flight. */
+  /** Starts making delivery attempts on this instance, signed with `secretOf` of each delivery's owner. */
+  work (secretOf: SecretOf): void
+  /** Stops this instance's attempts and waits for those in flight (on Redis, pending retries stay for others). */
   close (): Promise<void>
 }
 
-export function createWebhookSender (options: { guard: AddressGuard, retryMs: readonly number[] }, deps: { log: Logger }): WebhookSender {
+export function createWebhookSender (options: { guard: AddressGuard, retryMs: readonly number[], queue: DeliveryQueue }, deps: { log: Logger }): WebhookSender {
+  const { queue } = options
   const dispatchers = createDispatchers({ guard: options.guard })
   const stop = new AbortController()
-  const inFlight = new Set<Promise<void>>()
+  const adding = new Set<Promise<void>>()
 
   async function post (url: URL, headers: Record<string, string>, body: string): Promise<number> {
     const signal = AbortSignal.any([stop.signal, AbortSignal.timeout(DELIVERY_TIMEOUT_MS)])
@@ -108,47 +112,50 @@ export function createWebhookSender (options: { guard: AddressGuard, retryMs: re
     return response.statusCode
   }
 
-  async function deliver (input: WebhookEventInput): Promise<void> {
-    const { spec } = input
-    const body = JSON.stringify({
-      success: input.event !== 'failed',
-      type: `${input.kind}.${input.event}`,
-      id: input.jobId,
-      data: input.data ?? [],
-      metadata: spec.metadata,
-      ...(input.error === undefined ? {} : { error: input.error })
-    })
-    const messageId = randomUUID()
-    const url = new URL(spec.url)
-    for (let attempt = 0; ; attempt++) {
-      const signed = input.secret === undefined ? {} : signWebhook(body, input.secret, messageId, new Date())
-      const headers = { ...spec.headers, ...signed, 'content-type': 'application/json', 'user-agent': 'pagecast-webhooks' }
+  /** One attempt: signed now (a fresh timestamp, the same webhook-id), thrown when not answered 2xx. */
+  function attemptWith (secretOf: SecretOf) {
+    return async (delivery: Delivery, attempt: number): Promise<void> => {
+      const secret = secretOf(delivery.owner)
+      const signed = secret === undefined ? {} : signWebhook(delivery.body, secret, delivery.id, new Date())
+      const headers = { ...delivery.headers, ...signed, 'content-type': 'application/json', 'user-agent': 'pagecast-webhooks' }
+      const url = new URL(delivery.url)
       let outcome: string
       try {
-        const status = await post(url, headers, body)
+        const status = await post(url, headers, delivery.body)
         if (status >= 200 && status < 300) return
         outcome = `status ${status}`
       } catch (err) {
-        if (stop.signal.aborted) return
         outcome = err instanceof AppError ? err.code : (err as Error).message
       }
-      const wait = options.retryMs[attempt]
-      deps.log.info({ job: input.jobId, event: input.event, host: url.host, attempt: attempt + 1, outcome, retryInMs: wait ?? null }, 'webhook delivery failed')
-      if (wait === undefined) return
-      try { await sleep(wait, stop.signal) } catch { return }
+      const retryInMs = options.retryMs[attempt] ?? null
+      deps.log.info({ job: delivery.job, event: delivery.event, host: url.host, attempt: attempt + 1, outcome, retryInMs }, 'webhook delivery failed')
+      throw new Error(`webhook delivery failed: ${outcome}`)
     }
   }
 
   return {
     send (input) {
-      if (!input.spec.events.includes(input.event)) return
-      const work = deliver(input).catch((err: unknown) => { deps.log.warn({ job: input.jobId, err: { message: (err as Error).message } }, 'webhook delivery stopped') })
-      inFlight.add(work)
-      void work.finally(() => inFlight.delete(work))
+      if (!input.spec.events.includes(input.event) || stop.signal.aborted) return
+      const body = JSON.stringify({
+        success: input.event !== 'failed',
+        type: `${input.kind}.${input.event}`,
+        id: input.jobId,
+        data: input.data ?? [],
+        metadata: input.spec.metadata,
+        ...(input.error === undefined ? {} : { error: input.error })
+      })
+      const delivery: Delivery = { id: randomUUID(), job: input.jobId, event: input.event, url: input.spec.url, headers: input.spec.headers, body, owner: input.owner }
+      const work = queue.add(delivery).catch((err: unknown) => { deps.log.warn({ job: input.jobId, err: { message: (err as Error).message } }, 'webhook delivery not queued') })
+      adding.add(work)
+      void work.finally(() => adding.delete(work))
+    },
+    work (secretOf) {
+      queue.work(attemptWith(secretOf))
     },
     async close () {
       stop.abort()
-      await Promise.allSettled([...inFlight])
+      await Promise.allSettled([...adding])
+      await queue.close()
       await dispatchers.close()
     }
   }

@@ -7,15 +7,14 @@ import { createHash } from 'node:crypto'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
-import Firecrawl from '@mendable/firecrawl-js'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { FireCrawlLoader } from '@langchain/community/document_loaders/web/firecrawl'
-import { build, type Built } from '../helpers/build.ts'
+import { FC_KEY, postJson, startFirecrawlApp, type FirecrawlApp } from '../helpers/firecrawl.ts'
 import { startFixtureServer, type FixtureServer } from '../helpers/fixture-server.ts'
 
 let fx: FixtureServer
-let app: Built
+let fc: FirecrawlApp
 let freeUrl: string
 let proUrl: string
 
@@ -29,13 +28,12 @@ beforeAll(async () => {
     res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' })
     res.end(PAGE)
   })
-  app = await build({ ALLOW_PRIVATE_HOSTS: fx.host, API_KEYS: 'fc-key', BROWSER_CONCURRENCY: '1', FREE_DAILY_LIMIT: '1000' })
-  freeUrl = await app.free.listen({ port: 0, host: '127.0.0.1' })
-  proUrl = await app.pro.listen({ port: 0, host: '127.0.0.1' })
+  fc = await startFirecrawlApp({ ALLOW_PRIVATE_HOSTS: fx.host, BROWSER_CONCURRENCY: '1', FREE_DAILY_LIMIT: '1000' })
+  ;({ freeUrl, proUrl } = fc)
 }, 120_000)
 
 afterAll(async () => {
-  await app?.close()
+  await fc?.close()
   await fx?.close()
 })
 
@@ -84,7 +82,7 @@ describe('LangChain FireCrawlLoader', () => {
 })
 
 describe('plans: a KEYS_FILE tenant, the free quota, the timeout', () => {
-  let limited: Built
+  let limited: FirecrawlApp
   let dir: string
   let proBase: string
   let freeBase: string
@@ -100,9 +98,8 @@ describe('plans: a KEYS_FILE tenant, the free quota, the timeout', () => {
         res.end('<!doctype html><title>Slow</title><body><p>Slow</p></body>')
       }, 4000)
     })
-    limited = await build({ ALLOW_PRIVATE_HOSTS: fx.host, KEYS_FILE: file, BROWSER_CONCURRENCY: '1', FREE_DAILY_LIMIT: '2' })
-    freeBase = await limited.free.listen({ port: 0, host: '127.0.0.1' })
-    proBase = await limited.pro.listen({ port: 0, host: '127.0.0.1' })
+    limited = await startFirecrawlApp({ ALLOW_PRIVATE_HOSTS: fx.host, KEYS_FILE: file, BROWSER_CONCURRENCY: '1', FREE_DAILY_LIMIT: '2' })
+    ;({ freeUrl: freeBase, proUrl: proBase } = limited)
   }, 120_000)
 
   afterAll(async () => {
@@ -111,8 +108,8 @@ describe('plans: a KEYS_FILE tenant, the free quota, the timeout', () => {
   })
 
   it('the tenant\'s daily limit counts each scrape, credit-usage reports what is left, a denied option is 402, a spent day 429', async () => {
-    const client = new Firecrawl({ apiKey: 'acme-key', apiUrl: proBase })
-    const first = await fetch(`${proBase}/v2/scrape`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: 'Bearer acme-key' }, body: JSON.stringify({ url: `${fx.origin}/keepers/` }) })
+    const client = limited.v2('acme-key')
+    const first = await postJson(proBase, '/v2/scrape', { url: `${fx.origin}/keepers/` }, 'acme-key')
     expect(first.status).toBe(200)
     expect(first.headers.get('x-rate-limit-limit')).toBe('3')
     expect(first.headers.get('x-rate-limit-remaining')).toBe('2')
@@ -127,7 +124,7 @@ describe('plans: a KEYS_FILE tenant, the free quota, the timeout', () => {
   })
 
   it('the free quota: each page counts, a spent quota is 429 with Retry-After', async () => {
-    const scrape = async () => await fetch(`${freeBase}/v1/scrape`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ url: `${fx.origin}/keepers/` }) })
+    const scrape = async (): Promise<Response> => await postJson(freeBase, '/v1/scrape', { url: `${fx.origin}/keepers/` })
     expect((await scrape()).status).toBe(200)
     expect((await scrape()).status).toBe(200)
     const third = await scrape()
@@ -138,10 +135,10 @@ describe('plans: a KEYS_FILE tenant, the free quota, the timeout', () => {
   })
 
   it('a scrape that outlasts its timeout is 408, through the SDK as well', async () => {
-    const res = await fetch(`${proUrl}/v2/scrape`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: 'Bearer fc-key' }, body: JSON.stringify({ url: `${fx.origin}/slow-fc/`, timeout: 1000 }) })
+    const res = await postJson(proUrl, '/v2/scrape', { url: `${fx.origin}/slow-fc/`, timeout: 1000 }, FC_KEY)
     expect(res.status).toBe(408)
     expect(await res.json()).toMatchObject({ success: false, code: 'ETIMEOUT' })
-    const client = new Firecrawl({ apiKey: 'fc-key', apiUrl: proUrl })
+    const client = fc.v2()
     const err = await client.scrape(`${fx.origin}/slow-fc/`, { timeout: 1000 }).catch((e: unknown) => e) as { status?: number }
     expect(err.status).toBe(408)
   }, 30_000)

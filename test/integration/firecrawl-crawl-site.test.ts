@@ -2,22 +2,22 @@
 // redirects, duplicates, an endless calendar, external links) through the real v2 SDK: exactly the pages the rules
 // allow, compared with the site's hand-written truth, each fetched once, none robots.txt disallows, and `limit` obeyed.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import Firecrawl from '@mendable/firecrawl-js'
-import { build, type Built } from '../helpers/build.ts'
+import type Firecrawl from '@mendable/firecrawl-js'
+import { startFirecrawlApp, type FirecrawlApp } from '../helpers/firecrawl.ts'
 import { startCrawlSite, type CrawlSite } from '../helpers/crawl-site.ts'
 
 let site: CrawlSite
-let app: Built
+let fc: FirecrawlApp
 let v2: Firecrawl
 
 beforeAll(async () => {
   site = await startCrawlSite()
-  app = await build({ ALLOW_PRIVATE_HOSTS: site.allowPrivateHosts, API_KEYS: 'fc-key', JOB_CONCURRENCY: '8' }, { resolve: site.resolve })
-  v2 = new Firecrawl({ apiKey: 'fc-key', apiUrl: await app.pro.listen({ port: 0, host: '127.0.0.1' }) })
+  fc = await startFirecrawlApp({ ALLOW_PRIVATE_HOSTS: site.allowPrivateHosts, JOB_CONCURRENCY: '8' }, { resolve: site.resolve })
+  v2 = fc.v2()
 }, 60_000)
 
 afterAll(async () => {
-  await app?.close()
+  await fc?.close()
   await site?.close()
 })
 

@@ -2,19 +2,17 @@
 // (the in-process queue; the Redis queue across real replicas is test/integration/jobs-replicas.test.ts): the v2
 // SDK's batchScrape and crawl (polling, `next` pages, cancel, errors, ongoing), the v1 client, webhooks checked by a receiver that verifies both signatures, retries to a receiver
 // that fails, a private webhook URL refused (a pure address check), ignoreRobotsTxt refused on the free listener.
-import { createHmac } from 'node:crypto'
-import http from 'node:http'
-import type { AddressInfo } from 'node:net'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import Firecrawl, { FirecrawlAppV1 } from '@mendable/firecrawl-js'
 import { Webhook } from 'standardwebhooks'
-import { build, type Built } from '../helpers/build.ts'
+import type Firecrawl from '@mendable/firecrawl-js'
+import { FC_KEY, postJson, startFirecrawlApp, type FirecrawlApp } from '../helpers/firecrawl.ts'
+import { startWebhookReceiver, verifiesBoth, type Received } from '../helpers/webhook-receiver.ts'
 import { startFixtureServer, type FixtureServer } from '../helpers/fixture-server.ts'
 
 const SECRET = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw'
 let fx: FixtureServer
-let app: Built
+let fc: FirecrawlApp
 let proUrl: string
 let freeUrl: string
 const served = new Map<string, number>()
@@ -38,17 +36,16 @@ beforeAll(async () => {
     res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' })
     res.end(`<!doctype html><title>Big ${n}</title><main><p>${'word '.repeat(700_000)}</p></main>`)
   })
-  app = await build({ ALLOW_PRIVATE_HOSTS: fx.host, API_KEYS: 'fc-key', BROWSER_CONCURRENCY: '1', FREE_DAILY_LIMIT: '1000', WEBHOOK_SECRET: SECRET, WEBHOOK_RETRY_DELAYS: '100ms,200ms,300ms' })
-  proUrl = await app.pro.listen({ port: 0, host: '127.0.0.1' })
-  freeUrl = await app.free.listen({ port: 0, host: '127.0.0.1' })
+  fc = await startFirecrawlApp({ ALLOW_PRIVATE_HOSTS: fx.host, BROWSER_CONCURRENCY: '1', FREE_DAILY_LIMIT: '1000', WEBHOOK_SECRET: SECRET, WEBHOOK_RETRY_DELAYS: '100ms,200ms,300ms' })
+  ;({ freeUrl, proUrl } = fc)
 }, 120_000)
 
 afterAll(async () => {
-  await app?.close()
+  await fc?.close()
   await fx?.close()
 })
 
-const client = (): Firecrawl => new Firecrawl({ apiKey: 'fc-key', apiUrl: proUrl })
+const client = (): Firecrawl => fc.v2()
 const titles = (docs: Array<{ metadata?: { title?: unknown } }>): string[] => docs.map(d => String(d.metadata?.title)).sort()
 
 describe('v2 SDK', () => {
@@ -107,7 +104,7 @@ describe('v2 SDK', () => {
 
 describe('other clients', () => {
   it('v1 client: crawlUrl and batchScrapeUrls', async () => {
-    const v1 = new FirecrawlAppV1({ apiKey: 'fc-key', apiUrl: proUrl })
+    const v1 = fc.v1()
     const crawl = await v1.crawlUrl(`${fx.origin}/s/8`, { limit: 10, ignoreSitemap: true, scrapeOptions: { formats: ['markdown'] } }, 1)
     expect(crawl.success).toBe(true)
     if (!crawl.success) return
@@ -117,52 +114,27 @@ describe('other clients', () => {
   })
 })
 
-interface Received { headers: http.IncomingHttpHeaders, body: string }
-
-async function receiver (failFirst = 0): Promise<{ url: string, got: Received[], attempts: () => number, close: () => Promise<void> }> {
-  const got: Received[] = []
-  let attempts = 0
-  const server = http.createServer((req, res) => {
-    let body = ''
-    req.on('data', (c: Buffer) => { body += c.toString('utf8') })
-    req.on('end', () => {
-      attempts += 1
-      if (attempts <= failFirst) { res.writeHead(503); res.end(); return }
-      got.push({ headers: req.headers, body })
-      res.writeHead(204)
-      res.end()
-    })
-  })
-  await new Promise<void>(resolve => server.listen(0, '127.0.0.1', resolve))
-  const { port } = server.address() as AddressInfo
-  return { url: `http://127.0.0.1:${port}/hook`, got, attempts: () => attempts, close: async () => { await new Promise(resolve => server.close(resolve)) } }
-}
-
 describe('webhooks', () => {
   it('sends started, page and completed, each verified by both signatures', async () => {
-    const hook = await receiver()
-    const exempt = build({ ALLOW_PRIVATE_HOSTS: `${fx.host},${new URL(hook.url).host}`, API_KEYS: 'fc-key', WEBHOOK_SECRET: SECRET, BROWSER_CONCURRENCY: '1' })
-    const other = await exempt
+    const hook = await startWebhookReceiver()
+    const other = await startFirecrawlApp({ ALLOW_PRIVATE_HOSTS: `${fx.host},${new URL(hook.url).host}`, WEBHOOK_SECRET: SECRET, BROWSER_CONCURRENCY: '1' })
     try {
-      const url = await other.pro.listen({ port: 0, host: '127.0.0.1' })
-      const fc = new Firecrawl({ apiKey: 'fc-key', apiUrl: url })
-      const job = await fc.crawl(`${fx.origin}/s/10`, { limit: 5, sitemap: 'skip', pollInterval: 1, webhook: { url: hook.url, metadata: { run: 'seven' }, headers: { 'x-run': 'seven' } } })
+      const job = await other.v2().crawl(`${fx.origin}/s/10`, { limit: 5, sitemap: 'skip', pollInterval: 1, webhook: { url: hook.url, metadata: { run: 'seven' }, headers: { 'x-run': 'seven' } } })
       expect(job.status).toBe('completed')
-      for (let i = 0; i < 100 && !hook.got.some(g => g.body.includes('crawl.completed')); i++) await sleep(100)
+      await hook.until(got => got.some(g => g.body.includes('crawl.completed')), 10_000)
       const types = hook.got.map(g => (JSON.parse(g.body) as { type: string }).type)
       expect(types.filter(t => t === 'crawl.page')).toHaveLength(2)
       expect(types).toContain('crawl.started')
       expect(types).toContain('crawl.completed')
-      const standard = new Webhook(SECRET)
-      for (const { headers, body } of hook.got) {
-        expect(headers['x-firecrawl-signature']).toBe(`sha256=${createHmac('sha256', SECRET).update(body).digest('hex')}`)
-        expect(() => standard.verify(body, headers as Record<string, string>)).not.toThrow()
-        expect(headers['x-run']).toBe('seven')
-        expect(JSON.parse(body)).toMatchObject({ success: true, id: job.id ?? expect.any(String), metadata: { run: 'seven' } })
+      for (const received of hook.got) {
+        expect(verifiesBoth(received, SECRET)).toBe(true)
+        expect(received.headers['x-run']).toBe('seven')
+        expect(JSON.parse(received.body)).toMatchObject({ success: true, id: job.id ?? expect.any(String), metadata: { run: 'seven' } })
       }
       // A body changed by one byte fails both checks.
-      const { headers, body } = hook.got[0] as Received
-      expect(() => standard.verify(`${body} `, headers as Record<string, string>)).toThrow()
+      const first = hook.got[0] as Received
+      expect(verifiesBoth({ ...first, body: `${first.body} ` }, SECRET)).toBe(false)
+      expect(() => new Webhook(SECRET).verify(`${first.body} `, first.headers as Record<string, string>)).toThrow()
     } finally {
       await other.close()
       await hook.close()
@@ -170,17 +142,15 @@ describe('webhooks', () => {
   })
 
   it('retries a receiver that fails, and refuses a webhook on a private address when the job is created', async () => {
-    const hook = await receiver(2)
-    const other = await build({ ALLOW_PRIVATE_HOSTS: `${fx.host},${new URL(hook.url).host}`, API_KEYS: 'fc-key', WEBHOOK_SECRET: SECRET, WEBHOOK_RETRY_DELAYS: '100ms,200ms,300ms', BROWSER_CONCURRENCY: '1' })
+    const hook = await startWebhookReceiver(2)
+    const other = await startFirecrawlApp({ ALLOW_PRIVATE_HOSTS: `${fx.host},${new URL(hook.url).host}`, WEBHOOK_SECRET: SECRET, WEBHOOK_RETRY_DELAYS: '100ms,200ms,300ms', BROWSER_CONCURRENCY: '1' })
     try {
-      const url = await other.pro.listen({ port: 0, host: '127.0.0.1' })
-      const fc = new Firecrawl({ apiKey: 'fc-key', apiUrl: url })
-      await fc.startBatchScrape([`${fx.origin}/s/1`], { options: { formats: ['markdown'] }, webhook: { url: hook.url, events: ['started'] } })
-      for (let i = 0; i < 50 && hook.got.length === 0; i++) await sleep(100)
+      await other.v2().startBatchScrape([`${fx.origin}/s/1`], { options: { formats: ['markdown'] }, webhook: { url: hook.url, events: ['started'] } })
+      await hook.until(got => got.length > 0, 5_000)
       expect(hook.attempts()).toBe(3)
       expect(hook.got).toHaveLength(1)
       // 10.0.0.1 is refused by the literal address check: nothing connects to it.
-      const refused = await fetch(`${url}/v2/batch/scrape`, { method: 'POST', headers: { authorization: 'Bearer fc-key', 'content-type': 'application/json' }, body: JSON.stringify({ urls: [`${fx.origin}/s/1`], webhook: 'http://10.0.0.1/hook' }) })
+      const refused = await postJson(other.proUrl, '/v2/batch/scrape', { urls: [`${fx.origin}/s/1`], webhook: 'http://10.0.0.1/hook' }, FC_KEY)
       expect(refused.status).toBe(400)
       expect(await refused.json()).toMatchObject({ success: false, code: 'EFORBIDDENURL' })
     } finally {
@@ -190,7 +160,7 @@ describe('webhooks', () => {
   })
 
   it('refuses ignoreRobotsTxt on the free listener', async () => {
-    const res = await fetch(`${freeUrl}/v2/crawl`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ url: `${fx.origin}/s/0`, ignoreRobotsTxt: true }) })
+    const res = await postJson(freeUrl, '/v2/crawl', { url: `${fx.origin}/s/0`, ignoreRobotsTxt: true })
     expect(res.status).toBe(402)
     expect(await res.json()).toMatchObject({ success: false, code: 'EROBOTSTXT' })
   })

@@ -3,26 +3,26 @@
 // (test/helpers/crawl-site.ts): the answer is compared, in order, with the site's hand-written truth for each
 // sitemap mode, search, limit, subdomains and query parameters; robots.txt is obeyed for `pagecast`.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import Firecrawl, { FirecrawlAppV1 } from '@mendable/firecrawl-js'
-import { build, type Built } from '../helpers/build.ts'
+import type Firecrawl from '@mendable/firecrawl-js'
+import type { Built } from '../helpers/build.ts'
+import { startFirecrawlApp, type FirecrawlApp } from '../helpers/firecrawl.ts'
 import { startCrawlSite, type CrawlSite } from '../helpers/crawl-site.ts'
 
 let site: CrawlSite
+let fc: FirecrawlApp
 let app: Built
 let freeUrl: string
-let proUrl: string
 let v2: Firecrawl
 
 beforeAll(async () => {
   site = await startCrawlSite()
-  app = await build({ ALLOW_PRIVATE_HOSTS: site.allowPrivateHosts, API_KEYS: 'fc-key', FREE_DAILY_LIMIT: '1000' }, { resolve: site.resolve })
-  freeUrl = await app.free.listen({ port: 0, host: '127.0.0.1' })
-  proUrl = await app.pro.listen({ port: 0, host: '127.0.0.1' })
-  v2 = new Firecrawl({ apiKey: 'fc-key', apiUrl: proUrl })
+  fc = await startFirecrawlApp({ ALLOW_PRIVATE_HOSTS: site.allowPrivateHosts, FREE_DAILY_LIMIT: '1000' }, { resolve: site.resolve })
+  ;({ app, freeUrl } = fc)
+  v2 = fc.v2()
 }, 60_000)
 
 afterAll(async () => {
-  await app?.close()
+  await fc?.close()
   await site?.close()
 })
 
@@ -83,14 +83,14 @@ describe('v2 client (Firecrawl.map)', () => {
   })
 
   it('works on the free listener without a key', async () => {
-    const free = new Firecrawl({ apiKey: 'anything', apiUrl: freeUrl })
+    const free = fc.v2('anything', freeUrl)
     expect(urls((await free.map(`${site.origin}/`, { sitemap: 'skip' })).links)).toEqual(site.truth.mapSkip)
   })
 })
 
 describe('v1 client (FirecrawlAppV1.mapUrl)', () => {
   it('answers links as strings; ignoreSitemap and sitemapOnly are v1 names of sitemap skip and only', async () => {
-    const v1 = new FirecrawlAppV1({ apiKey: 'fc-key', apiUrl: proUrl })
+    const v1 = fc.v1()
     const all = await v1.mapUrl(`${site.origin}/`, {})
     expect(all).toMatchObject({ success: true })
     expect((all as { links: string[] }).links).toEqual(site.truth.mapInclude)

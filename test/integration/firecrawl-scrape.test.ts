@@ -4,13 +4,14 @@
 // `//v2/...`, unknown keys, the error envelope (LLM formats, bad URLs, a private address as a pure address check),
 // auth on pro (Bearer and x-api-key), credit-usage and concurrency-check.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import Firecrawl, { FirecrawlAppV1 } from '@mendable/firecrawl-js'
 import { Validator } from '@seriousme/openapi-schema-validator'
 import { SCRAPE_BODY_SCHEMA } from '../../src/schemas/firecrawl.ts'
-import { build, type Built } from '../helpers/build.ts'
+import type { Built } from '../helpers/build.ts'
+import { postJson, startFirecrawlApp, type FirecrawlApp } from '../helpers/firecrawl.ts'
 import { startFixtureServer, type FixtureServer } from '../helpers/fixture-server.ts'
 
 let fx: FixtureServer
+let fc: FirecrawlApp
 let app: Built
 let freeUrl: string
 let proUrl: string
@@ -57,13 +58,12 @@ beforeAll(async () => {
     res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' })
     res.end(NEWS_PAGE)
   })
-  app = await build({ ALLOW_PRIVATE_HOSTS: fx.host, API_KEYS: 'fc-key', BROWSER_CONCURRENCY: '1', FREE_DAILY_LIMIT: '1000' })
-  freeUrl = await app.free.listen({ port: 0, host: '127.0.0.1' })
-  proUrl = await app.pro.listen({ port: 0, host: '127.0.0.1' })
+  fc = await startFirecrawlApp({ ALLOW_PRIVATE_HOSTS: fx.host, BROWSER_CONCURRENCY: '1', FREE_DAILY_LIMIT: '1000' })
+  ;({ app, freeUrl, proUrl } = fc)
 }, 120_000)
 
 afterAll(async () => {
-  await app?.close()
+  await fc?.close()
   await fx?.close()
 })
 
@@ -71,7 +71,7 @@ const page = (path = '/news/'): string => `${fx.origin}${path}`
 
 describe('v2 client (Firecrawl.scrape)', () => {
   it('markdown, html, rawHtml, links, images and metadata from one page', async () => {
-    const client = new Firecrawl({ apiKey: 'fc-key', apiUrl: proUrl })
+    const client = fc.v2()
     const doc = await client.scrape(page(), { formats: ['markdown', 'html', 'rawHtml', 'links', 'images'] })
     // Main content by default: the article, not the navigation, footer or scripts.
     expect(doc.markdown).toContain('# Tide tables for the week')
@@ -100,7 +100,7 @@ describe('v2 client (Firecrawl.scrape)', () => {
   })
 
   it('storeInCache: false computes the answer and writes nothing to the cache; the default stores it', async () => {
-    const v2 = new Firecrawl({ apiKey: 'fc-key', apiUrl: proUrl })
+    const v2 = fc.v2()
     const url = page('/nostore/')
     const first = await v2.scrape(url, { formats: ['markdown'], storeInCache: false })
     expect(first.markdown).toContain('Tide tables for the week')
@@ -114,7 +114,7 @@ describe('v2 client (Firecrawl.scrape)', () => {
   })
 
   it('onlyMainContent=false gives the whole body; includeTags and excludeTags choose the elements', async () => {
-    const client = new Firecrawl({ apiKey: 'fc-key', apiUrl: proUrl })
+    const client = fc.v2()
     const whole = await client.scrape(page(), { formats: ['markdown'], onlyMainContent: false })
     expect(whole.markdown).toContain('Footer text of Harbour News')
     expect(whole.markdown).not.toContain('script text')
@@ -128,7 +128,7 @@ describe('v2 client (Firecrawl.scrape)', () => {
   })
 
   it('screenshot (string and object) is the stored file, fetched back as an image', async () => {
-    const client = new Firecrawl({ apiKey: 'fc-key', apiUrl: proUrl })
+    const client = fc.v2()
     const doc = await client.scrape(page(), { formats: ['markdown', { type: 'screenshot', fullPage: true, quality: 70 }] })
     expect(doc.markdown).toContain('Tide tables for the week')
     expect(doc.screenshot).toMatch(/^http/)
@@ -143,7 +143,7 @@ describe('v2 client (Firecrawl.scrape)', () => {
       res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' })
       res.end('<!doctype html><title>Clicky</title><body><button id="b" onclick="document.getElementById(\'out\').textContent=\'clicked once\'">Go</button><p id="out">not yet</p></body>')
     })
-    const client = new Firecrawl({ apiKey: 'fc-key', apiUrl: proUrl })
+    const client = fc.v2()
     const doc = await client.scrape(page('/clicky/'), {
       formats: ['markdown'],
       onlyMainContent: false,
@@ -166,7 +166,7 @@ describe('v2 client (Firecrawl.scrape)', () => {
 
 describe('v1 client (FirecrawlAppV1.scrapeUrl)', () => {
   it('formats as strings, screenshot@fullPage, metadata', async () => {
-    const client = new FirecrawlAppV1({ apiKey: 'fc-key', apiUrl: proUrl })
+    const client = fc.v1()
     const res = await client.scrapeUrl(page(), { formats: ['markdown', 'links', 'screenshot@fullPage'] }) as Record<string, any>
     expect(res.success).toBe(true)
     expect(res.markdown).toContain('# Tide tables for the week')
@@ -176,8 +176,8 @@ describe('v1 client (FirecrawlAppV1.scrapeUrl)', () => {
   }, 60_000)
 
   it('the free listener: keyless, counted against the free quota; a key sent there is ignored', async () => {
-    const client = new FirecrawlAppV1({ apiKey: 'anything', apiUrl: freeUrl })
-    const res = await fetch(`${freeUrl}/v1/scrape`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ url: page(), formats: ['markdown'] }) })
+    const client = fc.v1('anything', freeUrl)
+    const res = await postJson(freeUrl, '/v1/scrape', { url: page(), formats: ['markdown'] })
     expect(res.status).toBe(200)
     expect(Number(res.headers.get('x-rate-limit-remaining'))).toBeLessThan(1000)
     const doc = await client.scrapeUrl(page(), { formats: ['markdown'] }) as Record<string, any>
@@ -209,7 +209,7 @@ describe('raw HTTP: paths, unknown keys, errors', () => {
   })
 
   it('the SDK throws with the envelope: status, code and message', async () => {
-    const client = new Firecrawl({ apiKey: 'fc-key', apiUrl: proUrl })
+    const client = fc.v2()
     const err = await client.scrape(page(), { formats: ['summary'] }).catch((e: unknown) => e) as { status?: number, code?: string, message: string }
     expect(err.status).toBe(400)
     expect(err.code).toBe('EFORMAT')
@@ -248,7 +248,7 @@ describe('raw HTTP: paths, unknown keys, errors', () => {
     expect(wrong.status).toBe(401)
     expect(wrong.body).toEqual({ success: false, error: 'Unauthorized' })
     expect((await post(proUrl, '/v2/scrape', { url: page() }, { 'x-api-key': 'fc-key' })).status).toBe(200)
-    const client = new Firecrawl({ apiKey: 'wrong', apiUrl: proUrl })
+    const client = fc.v2('wrong')
     const err = await client.scrape(page()).catch((e: unknown) => e) as { status?: number, message: string }
     expect(err.status).toBe(401)
     expect(err.message).toBe('Unauthorized')
@@ -265,7 +265,7 @@ describe('raw HTTP: paths, unknown keys, errors', () => {
 
 describe('team routes', () => {
   it('credit-usage (v1 and v2) and concurrency-check through the SDK', async () => {
-    const client = new Firecrawl({ apiKey: 'fc-key', apiUrl: proUrl })
+    const client = fc.v2()
     const usage = await client.getCreditUsage()
     expect(usage.remainingCredits).toBeGreaterThan(1_000_000)
     const concurrency = await client.getConcurrency()
