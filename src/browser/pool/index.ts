@@ -153,6 +153,13 @@ export async function createBrowserPool (options: BrowserPoolOptions, deps: Brow
     })
   }
 
+  /** The early verdict (docs/browser.md#admission): the EBUSY the queue would answer now for this deadline, counted. */
+  function admissible (deadline?: number): AppError | undefined {
+    if (supervisor.closing) return busyError('The browser is shutting down.')
+    const admission = limiter.verdict(supervisor.isUp(), deadline)
+    return admission === 'full' || admission === 'late' ? refusal(limiter, admission) : undefined
+  }
+
   /** Slot work running now, each with the controller that stops it. */
   const slotWork = new Set<AbortController>()
 
@@ -214,9 +221,10 @@ export async function createBrowserPool (options: BrowserPoolOptions, deps: Brow
   return {
     run,
     runSlot,
+    admissible,
     health: () => supervisor.health(),
     readiness: () => supervisor.readiness(),
-    stats: () => ({ active: limiter.active, queued: limiter.queued, ...counters, refused: { ...limiter.refused }, jobMs: limiter.jobMs }),
+    stats: () => ({ active: limiter.active, queued: limiter.queued, ...counters, refused: { ...limiter.refused }, jobMs: limiter.jobMs, paceMs: limiter.paceMs }),
     chromiumVersion: () => supervisor.version,
     browserPid: () => supervisor.current?.pid,
     close

@@ -11,7 +11,7 @@ export interface LazyBrowserPool extends Omit<BrowserPool, 'chromiumVersion'> {
   started (): boolean
 }
 
-const IDLE: BrowserPoolStats = { active: 0, queued: 0, ...zeroCounters(), refused: { full: 0, late: 0, left: 0 }, jobMs: 0 }
+const IDLE: BrowserPoolStats = { active: 0, queued: 0, ...zeroCounters(), refused: { full: 0, late: 0, left: 0 }, jobMs: 0, paceMs: 0 }
 
 export function createLazyBrowserPool (create: () => Promise<BrowserPool>): LazyBrowserPool {
   let pool: Promise<BrowserPool> | undefined
@@ -38,6 +38,8 @@ export function createLazyBrowserPool (create: () => Promise<BrowserPool>): Lazy
     async runSlot<T> (work: SlotWork<T>, options: SlotRunOptions): Promise<T> {
       return await (await ensure()).runSlot(work, options)
     },
+    // Not started yet: nothing waits, so the queue would take it (the first request starts the browser).
+    admissible: (deadline) => ready?.admissible(deadline),
     // Not started yet is healthy: the browser starts on demand.
     health: () => ready === undefined ? !closed && pool === undefined : ready.health(),
     // Never started is ok (it starts on demand); a browser that would not start is down, not failed: the service
