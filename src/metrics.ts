@@ -162,7 +162,7 @@ export function createMetrics (deps: MetricsDeps): ServiceMetrics {
   })
   new Gauge({
     name: 'pagecast_browser_pace_seconds',
-    help: 'The browser queue\'s measured pace: the mean time between two slots given back while requests wait (one job\'s time until measured); admission by deadline estimates a wait with it.',
+    help: 'The browser queue\'s measured pace: the mean time between two slots given back while requests wait (a job\'s time over the slots until measured); admission by deadline estimates a wait with it.',
     registers: [registry],
     collect () { this.set(deps.browserStats().paceMs / 1000) }
   })

@@ -112,29 +112,30 @@ describe('Limiter', () => {
     // Jobs of 2 s measured one at a time: the mean moves toward them from the 1 s prior.
     for (let i = 0; i < 40; i++) { limiter.acquire(); limiter.release(2_000) }
     expect(limiter.jobMs).toBeCloseTo(2_000, -1)
-    // Never measured with every slot taken: the pace is one job's time per release (no parallelism assumed).
-    expect(limiter.paceMs).toBeCloseTo(2_000, -1)
+    // Never measured with waiters queued: the pace is one job's time spread over the slots.
+    expect(limiter.paceMs).toBeCloseTo(1_000, -1)
     limiter.admit(probe(limiter), never, true)
     limiter.admit(probe(limiter), never, true)
-    // Both slots busy: the n-th waiter starts after n + 1 releases and needs one job's time before its deadline.
+    // Both slots busy: the n-th waiter starts after n + 1 releases (1 s apart) and needs one job's time (2 s) before
+    // its deadline.
     const deadline = clock.now + 10_010
     const admissions = Array.from({ length: 12 }, () => limiter.admit(probe(limiter), never, true, deadline))
-    // The 4th (position 3) starts after 4 releases, at 8 s, and ends at the deadline; the 5th would end 2 s after it.
-    expect(admissions.filter(a => a === 'queued')).toHaveLength(4)
-    expect(admissions.slice(4).every(a => a === 'late')).toBe(true)
-    expect(limiter.refused).toEqual({ full: 0, late: 8, left: 0 })
-    expect(limiter.queued).toBe(4)
-    expect(limiter.waitFor(limiter.queued)).toBeCloseTo(10_000, -1)
+    // The 8th (position 7) starts after 8 releases, at 8 s, and ends at the deadline; the 9th would end 1 s after it.
+    expect(admissions.filter(a => a === 'queued')).toHaveLength(8)
+    expect(admissions.slice(8).every(a => a === 'late')).toBe(true)
+    expect(limiter.refused).toEqual({ full: 0, late: 4, left: 0 })
+    expect(limiter.queued).toBe(8)
+    expect(limiter.waitFor(limiter.queued)).toBeCloseTo(9_000, -1)
   })
 
   it('measures the pace from releases while waiters queue, not from jobs one at a time', () => {
     const clock = { now: 1_000_000 }
     const limiter = limiterOf(2, 100, clock)
     for (let i = 0; i < 40; i++) { limiter.acquire(); clock.now += 1_000; limiter.release(1_000) }
-    expect(limiter.paceMs).toBeCloseTo(1_000, -1)
+    expect(limiter.paceMs).toBeCloseTo(500, -1)
     // A job's reset overlaps the next job of a client that sends one at a time: both slots taken, nobody waiting.
     for (let i = 0; i < 40; i++) { limiter.acquire(); limiter.acquire(); clock.now += 50; limiter.release(1_000); clock.now += 950; limiter.release(1_000) }
-    expect(limiter.paceMs).toBeCloseTo(1_000, -1)
+    expect(limiter.paceMs).toBeCloseTo(500, -1)
     // Both slots taken and waiters queued: a slot is given back every 300 ms, and the next waiter starts.
     limiter.admit(probe(limiter), never, true)
     limiter.admit(probe(limiter), never, true)

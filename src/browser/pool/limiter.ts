@@ -87,12 +87,13 @@ export class Limiter {
 
   /**
    * The queue's pace: the time between two slots given back while waiters queued, as measured; until it is, one
-   * job's time (as if the slots did not run in parallel at all). Jobs measured one at a time on a quiet machine say
-   * little of how long they take all slots busy (on 2 cores, twice as long: the burst's first waiters would be
-   * admitted on half their wait, and leave the queue seconds later); so the first burst is judged pessimistically,
-   * for a few releases, rather than optimistically.
+   * job's time spread over the slots. Jobs measured one at a time say little of how long they take with every slot
+   * busy; the pace measured under a backlog does, and a waiter admitted on the estimate that then proves short
+   * leaves the queue at the next release (pump), not at its deadline. (Taking one job's time per release until
+   * measured, as if slots did not run in parallel, served half as many of a first burst of 200 on 2 cores and
+   * refused none of them sooner.)
    */
-  get paceMs (): number { return this.#intervalMs ?? this.#jobMs }
+  get paceMs (): number { return this.#intervalMs ?? this.#jobMs / this.concurrency }
 
   /**
    * How long a waiter at queue position `position` (0: the head) waits for a slot: one release per job ahead of it
@@ -218,7 +219,7 @@ export class Limiter {
   /**
    * Gives a slot back; `heldMs`, how long the slot was held, updates the measured job time and its deviation.
    * Two releases in a row while every slot is taken and waiters queue measure the pace: the time between them, into
-   * a mean that starts from one job's time (the pessimistic prior of paceMs). The first release of a backlog is no
+   * a mean that starts from the estimate before any (paceMs). The first release of a backlog is no
    * measure: its job may have started long before the queue formed, or be the reset of a job answered just before.
    */
   release (heldMs?: number): void {
