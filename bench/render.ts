@@ -8,8 +8,10 @@
 // (named as printed: screenshot.dpr2.c4, pdf.dpr1.c1, ...).
 // Each side's CPU per job is counted too (the service and its Chromium; the limit's Chromium and this process): on a
 // 2-core machine the rate at c=4 is bounded by it.
-// Then: 20 identical concurrent uncached requests (how many renders), and the PSS of a service plus its Chromium
-// after 50 and after 500 screenshots (measureMemory). Loopback only; every loop is bounded.
+// Then: 20 identical concurrent uncached requests (how many renders), issue 25's burst of 200 screenshot requests
+// on a service with the default settings (measureBurst), and the PSS of a service plus its Chromium after 50 and
+// after 500 screenshots (measureMemory). BENCH_RENDER_PART=burst runs only the burst. Loopback only; every loop is
+// bounded.
 import { spawn, type ChildProcess } from 'node:child_process'
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import os from 'node:os'
@@ -22,6 +24,7 @@ import { descendantsOf } from '../test/helpers/processes.ts'
 import { findChromium } from '../src/browser/chromium.ts'
 import { fmt, line, median, treePssByKind } from './lib.ts'
 import { addSummaryRows, atLeast, atMost, ratio } from './summary.ts'
+import { burstLines, runBurst, runFloor } from './burst.ts'
 
 const ROOT = path.resolve(import.meta.dirname, '..')
 const KEY = 'bench-key'
@@ -52,20 +55,27 @@ export async function drive (n: number, c: number, job: (i: number) => Promise<v
 
 export interface Service { url: string, child: ChildProcess, storage: string, stop: () => Promise<void> }
 
-/** The service of the tree at `root` (this one by default) in its own process. */
-export async function startService (fx: FixtureServer, root = ROOT): Promise<Service> {
+/** The ratios' browser settings: 4 pages at once, and a queue that never refuses the bench's jobs. */
+const RATIO_SETTINGS = { BROWSER_CONCURRENCY: '4', BROWSER_QUEUE_LIMIT: '1000' }
+
+/**
+ * The service of the tree at `root` (this one by default) in its own process, with the ratios' browser settings, or
+ * `settings` instead (`{}`: the shipped defaults).
+ */
+export async function startService (fx: FixtureServer, root = ROOT, settings: Record<string, string> = RATIO_SETTINGS): Promise<Service> {
   const [free, pro] = [await freePort(), await freePort()]
   const storage = mkdtempSync(path.join(os.tmpdir(), 'pagecast-bench-files-'))
   const child = spawn(process.execPath, ['src/server.ts'], {
     cwd: root,
     env: {
       ...process.env, FREE_PORT: String(free), PRO_PORT: String(pro), HOST: '127.0.0.1', API_KEYS: KEY,
-      ALLOW_PRIVATE_HOSTS: fx.host, BROWSER_CONCURRENCY: '4', BROWSER_QUEUE_LIMIT: '1000', STORAGE_DIR: storage, LOG_LEVEL: 'warn'
+      ALLOW_PRIVATE_HOSTS: fx.host, ...settings, STORAGE_DIR: storage, LOG_LEVEL: 'warn'
     },
     stdio: ['ignore', 'ignore', 'inherit']
   })
   const url = `http://127.0.0.1:${pro}`
-  for (let i = 0; i < 200; i++) {
+  // Up to a minute: on a loaded machine (load average 20) the service has taken over 20 s to listen.
+  for (let i = 0; i < 600; i++) {
     const ready = await fetch(`${url}/ready`).then(r => r.ok, () => false)
     if (ready) break
     await new Promise(r => setTimeout(r, 100))
@@ -153,6 +163,28 @@ async function measureMemory (fx: FixtureServer, job: (service: Service, i: numb
     await service.stop()
   }
   return figures
+}
+
+/**
+ * Issue 25's burst (bench/burst.ts) on a service of its own with the shipped defaults, after 3 screenshots (a service
+ * that has rendered before, its pace measured on them), with the floor of 200 GET /health just before it and the
+ * queue's refusals from /metrics after it. The load average is kept with the figures.
+ */
+async function measureBurst (fx: FixtureServer): Promise<Record<string, number>> {
+  const service = await startService(fx, ROOT, {})
+  try {
+    for (let i = 0; i < 3; i++) await serviceJob(service, fx, { kind: 'screenshot', dpr: 1, concurrency: 1 }, `burstwarm${i}`)
+    const load = os.loadavg()[0]!
+    const floor = await runFloor(service.url)
+    const stamp = Date.now()
+    const burst = await runBurst(service.url, KEY, (i) => `${fx.origin}/article/?burst${stamp}-${i}`)
+    const text = await fetch(`${service.url}/metrics`).then(async r => await r.text(), () => '')
+    const refused = (reason: string): number => Number(new RegExp(`^pagecast_browser_refusals_total\\{reason="${reason}"\\} (\\d+)$`, 'm').exec(text)?.[1] ?? NaN)
+    const figures: Record<string, number> = { ...floor, ...burst, refusedFull: refused('full'), refusedLate: refused('late'), refusedLeft: refused('left'), load, loadAfter: os.loadavg()[0]! }
+    return Object.fromEntries(Object.entries(figures).map(([k, v]) => [`burst.${k}`, v]))
+  } finally {
+    await service.stop()
+  }
 }
 
 async function serviceJob (service: Service, fx: FixtureServer, s: Setting, tag: string): Promise<{ timings: Record<string, number>, size?: number }> {
@@ -279,6 +311,10 @@ export async function benchRender (): Promise<Record<string, number>> {
   let tag = 0
   // BENCH_RENDER_PART=memory runs only the memory measurement (for checking a leak quickly), =ratios only the ratios.
   const memoryOnly = process.env.BENCH_RENDER_PART === 'memory'
+  const burstOnly = process.env.BENCH_RENDER_PART === 'burst'
+  if (burstOnly) {
+    try { return await measureBurst(fx) } finally { await fx.close() }
+  }
   if (memoryOnly) settings.length = 0
   // BENCH_RENDER_ONLY=screenshot.dpr1.c4,pdf.dpr1.c1: only those settings of the ratios (a quicker comparison).
   const only = process.env.BENCH_RENDER_ONLY?.split(',')
@@ -400,8 +436,9 @@ export async function benchRender (): Promise<Record<string, number>> {
       await Promise.all(Array.from({ length: 20 }, async () => { await serviceJob(service, fx, shot, onceTag) }))
       figures.identicalRenders = fx.hitsOf('/article/') - before
 
-      // Memory, on a service of its own (measureMemory says why): the ratio service goes first.
+      // The burst and memory, each on a service of its own: the ratio service goes first.
       await service.stop()
+      Object.assign(figures, await measureBurst(fx))
       Object.assign(figures, await measureMemory(fx, async (svc, i) => { await serviceJob(svc, fx, shot, `m${i}`) }))
     } finally {
       await browser.close().catch(() => {})
@@ -421,6 +458,9 @@ addSummaryRows([
     { part: 'render', label: `${s} c=1, latency vs the limit (median of rounds)`, value: (f: Record<string, number>) => f[`${s}.c1.latencyRatio`], ...atMost(1.3) },
     { part: 'render', label: `${s} c=4, rate vs the limit (median of rounds)`, value: (f: Record<string, number>) => f[`${s}.c4.rateRatio`], ...atLeast(0.8) }
   ]),
+  { part: 'render', label: 'burst of 200 screenshots: answered (share of requests)', value: ratio('burst.answered', 'burst.requests'), ...atLeast(1) },
+  { part: 'render', label: 'burst of 200 screenshots: time to an EBUSY, p95 (s)', value: (f: Record<string, number>) => f['burst.busyP95'] === undefined ? undefined : f['burst.busyP95'] / 1000, ...atMost(1) },
+  { part: 'render', label: 'burst of 200 screenshots: 504 answers', value: (f: Record<string, number>) => f['burst.timedOut'], ...atMost(0) },
   { part: 'render', label: 'stored PNG vs Chromium default encode, DPR 2', value: ratio('screenshot.dpr2.c1.storedBytes', 'screenshot.dpr2.c1.defaultPngBytes'), ...atMost(1) },
   { part: 'render', label: 'stored PNG vs Chromium default encode, DPR 1', value: ratio('screenshot.dpr1.c1.storedBytes', 'screenshot.dpr1.c1.defaultPngBytes'), ...atMost(1) }
 ])
@@ -454,6 +494,9 @@ export function printRender (f: Record<string, number>): void {
     const label = `screenshot.dpr${dpr}.c1`
     if (f[`${label}.defaultPngBytes`] === undefined) continue
     line(`PNG bytes, DPR ${dpr}: Chromium default encode ${f[`${label}.defaultPngBytes`]}, fast encode ${f[`${label}.fastPngBytes`]}, stored by pagecast ${f[`${label}.storedBytes`]} (target <= default)`)
+  }
+  if (f['burst.requests'] !== undefined) {
+    for (const text of burstLines(f, `${fmt(f['burst.load']!, 1)} before, ${fmt(f['burst.loadAfter']!, 1)} after`)) line(text)
   }
   if (f.rawRetries !== undefined && f.rawRetries > 0) line(`(the limit's captures tried again after "Unable to capture screenshot": ${f.rawRetries})`)
   if (f.identicalRenders === undefined) return

@@ -102,7 +102,7 @@ export async function createContext (config: Readonly<Config>, log: Logger, over
     env: config.childEnv,
     proxyCa: overrides.proxyCa,
     ...overrides.browser
-  }, { guard, log }))
+  }, { guard, log }), { log })
   const lighthouse = createLighthouseRunner({
     guard,
     slots: browser,

@@ -162,6 +162,11 @@ export const ERROR_CATALOG = {
     message: 'The service is busy. Retry in a few seconds.',
     when: 'The browser queue is full; `Retry-After` is set.'
   },
+  EBROWSER: {
+    status: 503,
+    message: 'The browser is not available on this instance: install Chromium (Debian: `apt-get install chromium`), or set `CHROMIUM_PATH` to a Chromium executable that starts, or `BROWSER_WS_ENDPOINT` to a browser server. Requests that need no browser are served.',
+    when: 'A request needs the browser (a screenshot, a PDF, `prerender=true`, browser steps) and Chromium is missing or does not start: `CHROMIUM_PATH` names no executable, the executable exits at once, or `BROWSER_WS_ENDPOINT` cannot be reached. Launches are tried again with a backoff (1 s, 2 s, 5 s, 10 s, then every 30 s), so a browser installed later is picked up; `Retry-After` says when the next one is due.'
+  },
   EFATAL: {
     status: 500,
     message: 'An internal error occurred while processing the request.',

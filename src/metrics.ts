@@ -156,9 +156,15 @@ export function createMetrics (deps: MetricsDeps): ServiceMetrics {
   })
   new Gauge({
     name: 'pagecast_browser_job_seconds',
-    help: 'A browser slot\'s measured hold time (mean of the last jobs, reset included): the pace admission by deadline estimates with.',
+    help: 'A browser slot\'s measured hold time (mean of the last jobs, reset included): the time admission by deadline keeps for a job.',
     registers: [registry],
     collect () { this.set(deps.browserStats().jobMs / 1000) }
+  })
+  new Gauge({
+    name: 'pagecast_browser_pace_seconds',
+    help: 'The browser queue\'s measured pace: the mean time between two slots given back while requests wait (a job\'s time over the slots until measured); admission by deadline estimates a wait with it.',
+    registers: [registry],
+    collect () { this.set(deps.browserStats().paceMs / 1000) }
   })
   new Counter({
     name: 'pagecast_browser_reset_seconds_total',

@@ -73,7 +73,8 @@ async function main (): Promise<void> {
     storage: ctx.storage.kind
   }, 'pagecast listening')
   // A warm browser for the first render; /ready says ok while it starts, degraded if it would not (docs/api.md §12.2).
-  ctx.browser.warm().catch((err: unknown) => { log.error({ err }, 'browser failed to start; requests will retry it') })
+  // A start that fails is logged by the pool, which tries again after a backoff (docs/api.md §12.3).
+  ctx.browser.warm().catch(() => {})
   // The filter lists load once, here, rather than in the first request with `adblock` (docs/browser.md#adblock).
   ctx.adblock.get().then(
     ({ stats }) => { log.info({ adblock: stats }, 'adblock filters loaded') },

@@ -169,6 +169,18 @@ export function toBrowserError (err: unknown, phase: BrowserPhase, target?: Navi
 }
 
 /**
+ * 503 EBROWSER: the browser is missing or would not start (docs/api.md §12.3). `retryAfterMs`: when the next launch
+ * is due. The cause (the path tried, Playwright's message) goes to the log, never to the client.
+ */
+export function browserUnavailable (cause: unknown, retryAfterMs: number): AppError {
+  return new AppError('EBROWSER', {
+    headers: { 'retry-after': String(Math.max(1, Math.ceil(retryAfterMs / 1000))) },
+    data: { browser: `Chromium is missing or does not start on this instance; the next launch is tried in about ${Math.max(1, Math.ceil(retryAfterMs / 1000))} s.` },
+    cause
+  })
+}
+
+/**
  * The error for a main navigation the egress layer refused: a blocked address or scheme is EFORBIDDENURL, an
  * address that could not be reached is EINVALURL. The detail (resolved address, policy reason) stays in the cause.
  */

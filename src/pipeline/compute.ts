@@ -48,6 +48,18 @@ export interface ComputeRun {
   deadline: number
 }
 
+/**
+ * The early verdict of admission by deadline (docs/browser.md#admission): a computation that must render, and that
+ * the browser queue would refuse now, is refused before it waits for a tenant's slot, resolves the proxy and the
+ * target, or loads the adblock engine, all of which the queue's refusal would throw away. prerender=auto asks
+ * nothing: its plain GET may well be all it needs.
+ */
+export function refuseEarly (deps: Pick<ComputeDeps, 'browser'>, options: ExtractOptions, deadline: number): void {
+  if (loadModeOf(options) !== 'prerender') return
+  const refusal = deps.browser.admissible(deadline)
+  if (refusal !== undefined) throw refusal
+}
+
 export async function computeEntry (deps: ComputeDeps, options: ExtractOptions, run: ComputeRun): Promise<Computed> {
   // The proxy's own host passes the guard before anything is loaded (docs/api.md §10); every connection through
   // it checks it again on the socket it opens (net/proxy-tunnel.ts).

@@ -11,7 +11,7 @@ export type { Served } from '../cache/entries.ts'
 export type { PipelineDeps, PipelineLimits } from './deps.ts'
 import { cacheKeyOf } from '../cache/key.ts'
 import { abortable, createDeadline } from '../util/abort.ts'
-import { computeEntry, type Computed } from './compute.ts'
+import { computeEntry, refuseEarly, type Computed } from './compute.ts'
 import type { FlightLock } from '../cache/single-flight.ts'
 import { logStoreFailure } from '../store/unavailable.ts'
 
@@ -136,6 +136,7 @@ async function computeAndStore (
   lock: FlightLock | undefined
 ): Promise<Computed> {
   const deadline = run.deadline ?? Date.now() + options.timeout
+  refuseEarly(deps, options, deadline)
   const release = await run.gate?.(run.signal, deadline)
   let computed: Computed
   try {

@@ -19,8 +19,8 @@ import { currentEgress } from '../net/egress-scope.ts'
 /** What rendering uses: the guard, the browser queue, the `adblock` engine, and the limits it applies in the page. */
 export interface RenderDeps {
   readonly guard: Pick<AddressGuard, 'assertUrlResolvesAllowed'>
-  /** The browser queue; the pool fills in its own default user agent. */
-  readonly browser: Pick<BrowserPool, 'run'>
+  /** The browser queue (and its early verdict); the pool fills in its own default user agent. */
+  readonly browser: Pick<BrowserPool, 'run' | 'admissible'>
   readonly adblock: Pick<AdblockLoader, 'get'>
   readonly limits: { readonly maxRedirects: number, readonly maxHtmlBytes: number, readonly maxFullPageHeight: number, readonly maxResponseBytes: number }
 }

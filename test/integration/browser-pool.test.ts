@@ -133,9 +133,9 @@ describe('scheduling', () => {
     expect(isAppError(busy)).toBe(true)
     expect((busy as AppError).code).toBe('EBUSY')
     expect((busy as AppError).status).toBe(503)
-    // retry-after is the measured wait of the place it asked for: the one job that frees a slot, then the queue of
-    // four, two slots at a time (three jobs' time at the measured pace).
-    expect((busy as AppError).headers['retry-after']).toBe(String(Math.max(1, Math.ceil(3 * pool.stats().jobMs / 1000))))
+    // retry-after is the measured wait of the place it asked for: the release that frees a slot, then the queue of
+    // four, one release each (five releases at the measured pace).
+    expect((busy as AppError).headers['retry-after']).toBe(String(Math.max(1, Math.ceil(5 * pool.stats().paceMs / 1000))))
     expect(pool.stats().refused.full).toBeGreaterThan(0)
     // Rejected while the holders still hold: nothing was let go to make room.
     expect(started.sort()).toEqual([0, 1])

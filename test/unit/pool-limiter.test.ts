@@ -109,19 +109,77 @@ describe('Limiter', () => {
   it('refuses at once a waiter that would start too late to finish before its deadline, at the measured pace', () => {
     const clock = { now: 1_000_000 }
     const limiter = limiterOf(2, 100, clock)
-    // Two jobs of 2 s measured: the mean moves toward them from the 1 s prior.
+    // Jobs of 2 s measured one at a time: the mean moves toward them from the 1 s prior.
     for (let i = 0; i < 40; i++) { limiter.acquire(); limiter.release(2_000) }
     expect(limiter.jobMs).toBeCloseTo(2_000, -1)
+    // Never measured with waiters queued: the pace is one job's time spread over the slots.
+    expect(limiter.paceMs).toBeCloseTo(1_000, -1)
     limiter.admit(probe(limiter), never, true)
     limiter.admit(probe(limiter), never, true)
-    // Both slots busy: the n-th waiter starts after ceil((n + 1) / 2) jobs and needs one more before its deadline.
-    const deadline = clock.now + 10_000
+    // Both slots busy: the n-th waiter starts after n + 1 releases (1 s apart) and needs one job's time (2 s) before
+    // its deadline.
+    const deadline = clock.now + 10_010
     const admissions = Array.from({ length: 12 }, () => limiter.admit(probe(limiter), never, true, deadline))
-    // The 8th (position 7) starts after 4 jobs, at 8 s, and ends at the deadline; the 9th would end 2 s after it.
+    // The 8th (position 7) starts after 8 releases, at 8 s, and ends at the deadline; the 9th would end 1 s after it.
     expect(admissions.filter(a => a === 'queued')).toHaveLength(8)
     expect(admissions.slice(8).every(a => a === 'late')).toBe(true)
+    expect(limiter.refused).toEqual({ full: 0, late: 4, left: 0 })
     expect(limiter.queued).toBe(8)
-    expect(limiter.waitFor(limiter.queued)).toBeCloseTo(10_000, -1)
+    expect(limiter.waitFor(limiter.queued)).toBeCloseTo(9_000, -1)
+  })
+
+  it('measures the pace from releases while waiters queue, not from jobs one at a time', () => {
+    const clock = { now: 1_000_000 }
+    const limiter = limiterOf(2, 100, clock)
+    for (let i = 0; i < 40; i++) { limiter.acquire(); clock.now += 1_000; limiter.release(1_000) }
+    expect(limiter.paceMs).toBeCloseTo(500, -1)
+    // A job's reset overlaps the next job of a client that sends one at a time: both slots taken, nobody waiting.
+    for (let i = 0; i < 40; i++) { limiter.acquire(); limiter.acquire(); clock.now += 50; limiter.release(1_000); clock.now += 950; limiter.release(1_000) }
+    expect(limiter.paceMs).toBeCloseTo(500, -1)
+    // Both slots taken and waiters queued: a slot is given back every 300 ms, and the next waiter starts.
+    limiter.admit(probe(limiter), never, true)
+    limiter.admit(probe(limiter), never, true)
+    for (let i = 0; i < 60; i++) limiter.admit(probe(limiter), never, true)
+    for (let i = 0; i < 40; i++) { clock.now += 300; limiter.release(600); limiter.pump(() => true) }
+    expect(limiter.paceMs).toBeCloseTo(300, -1)
+    expect(limiter.waitFor(0)).toBeCloseTo(300, -1)
+    expect(limiter.waitFor(9)).toBeCloseTo(3_000, -1)
+  })
+
+  it('lets go at once of queued waiters that no longer fit once the pace is measured slower', () => {
+    const clock = { now: 1_000_000 }
+    const limiter = limiterOf(1, 100, clock)
+    for (let i = 0; i < 40; i++) { limiter.acquire(); clock.now += 1_000; limiter.release(1_000) }
+    limiter.admit(probe(limiter), never, true)
+    const deadline = clock.now + 10_000
+    const waiting = Array.from({ length: 8 }, () => probe(limiter))
+    expect(waiting.map(w => limiter.admit(w, never, true, deadline))).toEqual(Array(8).fill('queued'))
+    // The running job takes 4 s: the pace is now slower, and only the first waiters can still start in time.
+    clock.now += 4_000
+    limiter.release(4_000)
+    limiter.pump(() => true)
+    expect(waiting[0]!.started).toBe(true)
+    const left = waiting.filter(w => w.rejected !== undefined)
+    expect(left.length).toBeGreaterThan(0)
+    expect(left.every(w => typeof (w.rejected as { late?: number }).late === 'number')).toBe(true)
+    expect(waiting.filter(w => !w.started && w.rejected === undefined)).toHaveLength(limiter.queued)
+    expect(limiter.refused.left).toBe(left.length)
+    // Those kept can start in time at the pace measured now.
+    expect(clock.now + limiter.waitFor(limiter.queued - 1) + limiter.ownJobMs).toBeLessThanOrEqual(deadline)
+  })
+
+  it('gives an early verdict without queuing, and counts a refusal', () => {
+    const clock = { now: 1_000_000 }
+    const limiter = limiterOf(1, 1, clock)
+    expect(limiter.verdict(true, clock.now + 5_000)).toBe('started')
+    expect(limiter.verdict(false, clock.now + 5_000)).toBe('queued')
+    limiter.admit(probe(limiter), never, true)
+    expect(limiter.verdict(true, clock.now + 5_000)).toBe('queued')
+    expect(limiter.verdict(true, clock.now + 1_500)).toBe('late')
+    expect({ active: limiter.active, queued: limiter.queued }).toEqual({ active: 1, queued: 0 })
+    limiter.admit(probe(limiter), never, true)
+    expect(limiter.verdict(true)).toBe('full')
+    expect(limiter.refused).toEqual({ full: 1, late: 1, left: 0 })
   })
 
   it('lets a queued waiter leave when only one job\'s time is left before its deadline', async () => {

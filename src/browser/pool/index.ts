@@ -15,7 +15,7 @@ import { findChromium } from '../chromium.ts'
 import { desktopUserAgent } from '../../schemas/devices.ts'
 import { withDefaultUserAgent } from '../emulation.ts'
 import { createEgressProxy } from '../egress-proxy.ts'
-import { BrowserError, toBrowserError } from '../errors.ts'
+import { BrowserError, browserUnavailable, toBrowserError } from '../errors.ts'
 import { Drain } from './drain.ts'
 export { createLazyBrowserPool } from './lazy-pool.ts'
 export type { LazyBrowserPool } from './lazy-pool.ts'
@@ -40,6 +40,9 @@ const DEFAULTS = {
   resetTimeoutMs: 5_000,
   drainTimeoutMs: 30_000
 }
+
+/** The retry-after of EBROWSER while relaunches fail: they are tried every few seconds (supervisor.ts). */
+const RELAUNCH_RETRY_MS = 5_000
 
 function busyError (detail: string, retryAfterMs = 5_000): AppError {
   return new AppError('EBUSY', { headers: { 'retry-after': String(Math.max(1, Math.ceil(retryAfterMs / 1000))) }, data: { browser: detail } })
@@ -103,7 +106,8 @@ export async function createBrowserPool (options: BrowserPoolOptions, deps: Brow
     retiring (gen) { leases.dropIdle((lease) => lease.gen === gen) },
     hasIdleLeases: (gen) => leases.hasIdleOn(gen),
     hasWaiting: () => limiter.queued > 0,
-    launchFailed (err) { limiter.flush(err) },
+    // Whoever waits is told the browser would not start (EBROWSER), with the next attempt's time as retry-after.
+    launchFailed (err) { limiter.flush(browserUnavailable(err, RELAUNCH_RETRY_MS)) },
     launchSettled () { pump() }
   }, counters, log)
 
@@ -151,6 +155,15 @@ export async function createBrowserPool (options: BrowserPoolOptions, deps: Brow
       if (admission === 'full' || admission === 'late') reject(refusal(limiter, admission))
       else if (admission === 'queued') supervisor.ensure()
     })
+  }
+
+  /** The early verdict (docs/browser.md#admission): the EBUSY the queue would answer now for this deadline, counted. */
+  function admissible (deadline?: number): AppError | undefined {
+    if (supervisor.closing) return busyError('The browser is shutting down.')
+    // Relaunches failing: nothing would start before the next one, which may fail too.
+    if (!supervisor.isUp() && supervisor.launchFailures > 0) return browserUnavailable(undefined, RELAUNCH_RETRY_MS)
+    const admission = limiter.verdict(supervisor.isUp(), deadline)
+    return admission === 'full' || admission === 'late' ? refusal(limiter, admission) : undefined
   }
 
   /** Slot work running now, each with the controller that stops it. */
@@ -214,9 +227,10 @@ export async function createBrowserPool (options: BrowserPoolOptions, deps: Brow
   return {
     run,
     runSlot,
+    admissible,
     health: () => supervisor.health(),
     readiness: () => supervisor.readiness(),
-    stats: () => ({ active: limiter.active, queued: limiter.queued, ...counters, refused: { ...limiter.refused }, jobMs: limiter.jobMs }),
+    stats: () => ({ active: limiter.active, queued: limiter.queued, ...counters, refused: { ...limiter.refused }, jobMs: limiter.jobMs, paceMs: limiter.paceMs }),
     chromiumVersion: () => supervisor.version,
     browserPid: () => supervisor.current?.pid,
     close

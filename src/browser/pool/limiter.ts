@@ -32,11 +32,20 @@ export interface LimiterOptions {
   now?: () => number
 }
 
-/** The weight of the newest job in the mean hold time. */
+/** The weight of the newest job in the mean hold time (and in its mean deviation: DEVIATION_SMOOTHING). */
 const SMOOTHING = 0.2
+const DEVIATION_SMOOTHING = 0.25
+/**
+ * The time a waiter keeps for its own job: the mean plus this many mean deviations (TCP's retransmission timeout
+ * habit, RFC 6298). Under a burst a job takes longer than the quiet ones measured before it; a waiter admitted on
+ * the mean alone would find out only in the queue, and leave it late.
+ */
+const DEVIATIONS = 2
 
 interface Entry {
   waiter: Waiter
+  /** Epoch ms by which its job must be over (Infinity: none). */
+  deadline: number
   /** Stops listening to the waiter's signal, and its deadline's timer. */
   cleanup: () => void
 }
@@ -50,6 +59,12 @@ export class Limiter {
   readonly #queue: Entry[] = []
   #active = 0
   #jobMs: number
+  /** The mean deviation of the hold time (undefined until a job is measured). */
+  #jobDevMs: number | undefined
+  /** The mean time between two releases while waiters queued (undefined until measured). */
+  #intervalMs: number | undefined
+  /** The last release while waiters queued (NaN when the queue has emptied since). */
+  #lastBacklogRelease = NaN
   readonly #refused = { full: 0, late: 0, left: 0 }
 
   constructor (options: LimiterOptions) {
@@ -67,13 +82,26 @@ export class Limiter {
   /** A slot's measured hold time, ms (the mean of the last jobs). */
   get jobMs (): number { return this.#jobMs }
 
+  /** The time a waiter keeps for its own job before its deadline: the mean hold time and DEVIATIONS deviations. */
+  get ownJobMs (): number { return this.#jobMs + DEVIATIONS * (this.#jobDevMs ?? 0) }
+
   /**
-   * How long a waiter at queue position `position` (0: the head) waits for a slot: the jobs ahead of it, the ones
-   * running included, spread over the slots, each holding one for the measured time.
+   * The queue's pace: the time between two slots given back while waiters queued, as measured; until it is, one
+   * job's time spread over the slots. Jobs measured one at a time say little of how long they take with every slot
+   * busy; the pace measured under a backlog does, and a waiter admitted on the estimate that then proves short
+   * leaves the queue at the next release (pump), not at its deadline. (Taking one job's time per release until
+   * measured, as if slots did not run in parallel, served half as many of a first burst of 200 on 2 cores and
+   * refused none of them sooner.)
+   */
+  get paceMs (): number { return this.#intervalMs ?? this.#jobMs / this.concurrency }
+
+  /**
+   * How long a waiter at queue position `position` (0: the head) waits for a slot: one release per job ahead of it
+   * (the running ones that must end first included), at the measured pace.
    */
   waitFor (position: number): number {
     const ahead = Math.max(0, this.#active - this.concurrency + 1) + position
-    return Math.ceil(ahead / this.concurrency) * this.#jobMs
+    return ahead * this.paceMs
   }
 
   /** Slots taken (a job's reset included). */
@@ -81,74 +109,134 @@ export class Limiter {
 
   get queued (): number { return this.#queue.length }
 
+  /** The latest a waiter with this deadline may start: its own job's time before it. */
+  #latestStart (deadline: number): number {
+    return deadline - this.ownJobMs
+  }
+
+  /**
+   * What admit() would do now with a waiter of this deadline, without queuing it: 'started' stands for "a slot is
+   * free" (`ready`: a browser can take it). A refusal ('full', 'late') is counted: the caller answers it (the early
+   * verdict of docs/browser.md#admission, asked before a request does work the browser's refusal would throw away).
+   */
+  verdict (ready: boolean, deadline?: number): Admission {
+    const admission = this.#judge(ready, deadline)
+    if (admission === 'full' || admission === 'late') this.#refused[admission]++
+    return admission
+  }
+
+  #judge (ready: boolean, deadline: number | undefined): Admission {
+    if (this.#queue.length === 0 && ready && this.#active < this.concurrency) return 'started'
+    if (this.#queue.length >= this.queueLimit) return 'full'
+    // Queued, it would start after the jobs ahead, and needs its own job's time before its deadline.
+    if (deadline !== undefined && this.#now() + this.waitFor(this.#queue.length) > this.#latestStart(deadline)) return 'late'
+    return 'queued'
+  }
+
   /**
    * Starts `waiter` at once when a slot is free, nobody is ahead and `ready`; else queues it, unless the queue is
-   * full. A queued waiter whose signal aborts leaves the queue and is rejected with the abort error.
+   * full or it would start too late. A queued waiter whose signal aborts leaves the queue and is rejected with the
+   * abort error; one that can no longer start in time (its deadline's timer, or pump() at the measured pace) leaves
+   * with the late error.
    */
   admit (waiter: Waiter, signal: AbortSignal, ready: boolean, deadline?: number): Admission {
-    if (this.#queue.length === 0 && ready && this.#active < this.concurrency) {
-      waiter.start()
-      return 'started'
+    const admission = this.verdict(ready, deadline)
+    if (admission === 'started') waiter.start()
+    if (admission !== 'queued') return admission
+    const onAbort = (): void => { this.#leave(entry, this.#abortError(signal)) }
+    let timer: NodeJS.Timeout | undefined
+    // Still queued at the latest start (the estimate was short): it cannot finish, so it leaves now. The pace may
+    // have changed by then: a waiter that still fits waits on, to the new latest start.
+    const arm = (): void => {
+      timer = setTimeout(() => {
+        if (this.#now() >= this.#latestStart(entry.deadline)) this.#late(entry)
+        else arm()
+      }, Math.max(0, this.#latestStart(entry.deadline) - this.#now()))
+      timer.unref()
     }
-    if (this.#queue.length >= this.queueLimit) {
-      this.#refused.full++
-      return 'full'
-    }
-    // Queued, it would start after the jobs ahead, and needs one job's time itself before its deadline.
-    const latest = deadline === undefined ? Infinity : deadline - this.#jobMs
-    if (this.#now() + this.waitFor(this.#queue.length) > latest) {
-      this.#refused.late++
-      return 'late'
-    }
-    const leave = (err: unknown): void => {
-      const index = this.#queue.indexOf(entry)
-      if (index !== -1) this.#queue.splice(index, 1)
-      entry.cleanup()
-      waiter.reject(err)
-    }
-    const onAbort = (): void => { leave(this.#abortError(signal)) }
-    // Still queued when only one job's time is left: it cannot finish, so it leaves now (the estimate was short).
-    const timer = latest === Infinity
-      ? undefined
-      : setTimeout(() => {
-        this.#refused.left++
-        leave(this.#lateError(this.waitFor(this.#queue.indexOf(entry))))
-      }, Math.max(0, latest - this.#now()))
-    timer?.unref()
     const entry: Entry = {
       waiter,
+      deadline: deadline ?? Infinity,
       cleanup: () => {
         signal.removeEventListener('abort', onAbort)
         if (timer !== undefined) clearTimeout(timer)
       }
     }
+    if (deadline !== undefined) arm()
     signal.addEventListener('abort', onAbort, { once: true })
     this.#queue.push(entry)
     return 'queued'
   }
 
+  #leave (entry: Entry, err: unknown): void {
+    const index = this.#queue.indexOf(entry)
+    if (index !== -1) this.#queue.splice(index, 1)
+    entry.cleanup()
+    entry.waiter.reject(err)
+  }
+
+  #late (entry: Entry): void {
+    this.#refused.left++
+    this.#leave(entry, this.#lateError(this.waitFor(Math.max(0, this.#queue.indexOf(entry)))))
+  }
+
   /**
-   * Starts queued waiters in order while a slot is free. Returns false when it stopped because `ready()` said no
-   * browser can take one (the caller then gets one going), true otherwise.
+   * Starts queued waiters in order while a slot is free, then lets go at once of every waiter that can no longer
+   * start in time at the measured pace (it would only leave later, or time out). Returns false when it stopped
+   * because `ready()` said no browser can take one (the caller then gets one going), true otherwise.
    */
   pump (ready: () => boolean): boolean {
+    let started = true
     while (this.#queue.length > 0 && this.#active < this.concurrency) {
-      if (!ready()) return false
-      const head = this.#queue.shift()
-      if (head === undefined) return true
+      if (!ready()) { started = false; break }
+      const head = this.#queue.shift()!
       head.cleanup()
+      // Its time ran out while it waited: starting it now would only time out.
+      if (this.#now() > this.#latestStart(head.deadline)) {
+        this.#refused.left++
+        head.waiter.reject(this.#lateError(0))
+        continue
+      }
       head.waiter.start()
     }
-    return true
+    this.#sweep()
+    return started
+  }
+
+  /** Lets go of the queued waiters that would now start too late (the pace measured since they were queued). */
+  #sweep (): void {
+    const now = this.#now()
+    for (let i = 0; i < this.#queue.length;) {
+      const entry = this.#queue[i]!
+      if (now + this.waitFor(i) > this.#latestStart(entry.deadline)) this.#late(entry)
+      else i++
+    }
   }
 
   /** Takes a slot (a started waiter that runs). */
   acquire (): void { this.#active += 1 }
 
-  /** Gives a slot back; `heldMs`, how long the slot was held, updates the measured job time. */
+  /**
+   * Gives a slot back; `heldMs`, how long the slot was held, updates the measured job time and its deviation.
+   * Two releases in a row while every slot is taken and waiters queue measure the pace: the time between them, into
+   * a mean that starts from the estimate before any (paceMs). The first release of a backlog is no
+   * measure: its job may have started long before the queue formed, or be the reset of a job answered just before.
+   */
   release (heldMs?: number): void {
+    const now = this.#now()
+    if (this.#active >= this.concurrency && this.#queue.length > 0) {
+      if (!Number.isNaN(this.#lastBacklogRelease)) {
+        const pace = this.paceMs
+        this.#intervalMs = pace + SMOOTHING * (now - this.#lastBacklogRelease - pace)
+      }
+      this.#lastBacklogRelease = now
+    } else {
+      this.#lastBacklogRelease = NaN
+    }
     this.#active -= 1
-    if (heldMs !== undefined && Number.isFinite(heldMs) && heldMs >= 0) this.#jobMs += SMOOTHING * (heldMs - this.#jobMs)
+    if (heldMs === undefined || !Number.isFinite(heldMs) || heldMs < 0) return
+    this.#jobDevMs = this.#jobDevMs === undefined ? heldMs / 2 : this.#jobDevMs + DEVIATION_SMOOTHING * (Math.abs(heldMs - this.#jobMs) - this.#jobDevMs)
+    this.#jobMs += SMOOTHING * (heldMs - this.#jobMs)
   }
 
   /** Rejects every queued waiter with `err`. */

@@ -112,6 +112,9 @@ export class Supervisor {
   /** The version of the first browser, until a relaunch says otherwise. */
   get version (): string { return this.#version }
 
+  /** Launches failed in a row (0 once one succeeds). */
+  get launchFailures (): number { return this.#launchFailures }
+
   /** Whether a browser can take a job now. */
   isUp (): boolean { return this.#current !== undefined && this.#current.state === 'up' }
 

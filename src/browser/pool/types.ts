@@ -6,6 +6,7 @@ import type { AddressGuard } from '../../net/guard.ts'
 import type { EgressRefusal } from '../egress-proxy.ts'
 import type { Emulation, JobEmulation } from '../emulation.ts'
 import type { PageCdpSession } from '../page/cdp-session.ts'
+import type { AppError } from '../../errors.ts'
 
 export type BrowserReadiness = 'ok' | 'down' | 'failed'
 
@@ -142,8 +143,10 @@ export interface BrowserPoolStats extends PoolCounters {
   queued: number
   /** Jobs refused so far: the queue full, too late to start before their deadline, or left the queue for that. */
   refused: AdmissionRefusals
-  /** A slot's measured hold time, ms (what admission by deadline estimates with). */
+  /** A slot's measured hold time, ms (what admission by deadline keeps for a job). */
   jobMs: number
+  /** The queue's measured pace, ms between two slots given back while requests wait (what a wait is estimated with). */
+  paceMs: number
 }
 
 export interface BrowserPool {
@@ -153,6 +156,12 @@ export interface BrowserPool {
    * queue is full), without a context or page: the slot is given back when the work settles.
    */
   runSlot<T> (work: SlotWork<T>, options: SlotRunOptions): Promise<T>
+  /**
+   * The early verdict of admission by deadline (docs/browser.md#admission): the 503 EBUSY a job with this deadline
+   * would get from the queue now (counted as a refusal), or undefined when it would start or queue. Asked before a
+   * request does work that the browser's refusal would throw away; run() decides again when the job comes.
+   */
+  admissible (deadline?: number): AppError | undefined
   /** True while a browser is connected and the pool is open. */
   health (): boolean
   /**
