@@ -1,9 +1,11 @@
-// Step: `adblock` (docs/api.md §3.5, docs/browser.md#adblock). The requests were filtered by the pool all along, and
-// the consent script ran from document start; this step, once the page is loaded, lets an opt-out that autoconsent
-// started finish (bounded), then hides what is left with the cosmetic filters: the page's hostname rules, the
-// generic rules, and the generic rules keyed by the class names, ids and links the document has now. A consent banner
-// that is still there (its platform's script blocked or slow, or server-rendered markup that no script answers) is
-// hidden by the cookie-notice lists' rules, and removed from the document, so its text is not read as the page's.
+// Step: `adblock` (docs/api.md §3.5, docs/browser.md#adblock). The requests were filtered by the pool all along; this
+// step, once the page is loaded, looks for a consent platform (consent-detect.ts: the document's ids and classes,
+// which the cosmetic filters need too, and a few selectors and globals, in one evaluation) and only where one may be
+// starts autoconsent and lets its opt-out finish (bounded); then it hides what is left with the cosmetic filters: the
+// page's hostname rules, the generic rules, and the generic rules keyed by the class names, ids and links the
+// document has now. A consent banner that is still there (its platform's script blocked or slow, or server-rendered
+// markup that no script answers) is hidden by the cookie-notice lists' rules, and removed from the document, so its
+// text is not read as the page's.
 import type { Page } from 'playwright-core'
 import type { Adblocker, ConsentStatus, DomFeatures } from '../../adblock/index.ts'
 import { CONSENT_HIDDEN_PROPERTY, CONSENT_STATUS_EXPRESSION } from '../../adblock/index.ts'
@@ -52,18 +54,21 @@ function consentExpression (css: string): string {
 })()`
 }
 
-/** The consent status and the document's features in one round trip: most pages have no opt-out under way. */
-const FIRST_LOOK_EXPRESSION = `({ consent: ${CONSENT_STATUS_EXPRESSION}, features: ${FEATURES_EXPRESSION} })`
+/** The consent detector's in-page check and the document's features in one round trip. */
+function firstLook (adblocker: Adblocker): string {
+  return `({ cmp: ${adblocker.consentDetector.expression}, features: ${FEATURES_EXPRESSION} })`
+}
 
+/** autoconsent, started in this document, is still looking for its platform or answering it. */
 function pending (status: ConsentStatus | null): boolean {
-  return status !== null && status.detected && !status.done
+  return status !== null && !status.done && (status.detected || !status.searched)
 }
 
 async function consentStatus (page: Page, budget: Budget): Promise<ConsentStatus | null> {
   return await abortable(page.evaluate(CONSENT_STATUS_EXPRESSION) as Promise<ConsentStatus | null>, budget.signal)
 }
 
-/** Waits while autoconsent has found a consent platform and has not finished with it. */
+/** Waits while autoconsent looks for a consent platform, or has found one and has not finished with it. */
 async function waitForConsent (page: Page, budget: Budget): Promise<void> {
   const until = performance.now() + Math.min(CONSENT_WAIT_MS, budget.fraction(WAIT_SHARE))
   for (;;) {
@@ -79,23 +84,24 @@ async function features (page: Page, budget: Budget): Promise<DomFeatures> {
 }
 
 /**
- * Lets an opt-out under way finish (with page scripts), then hides what the cosmetic filters find and removes the
- * consent banners left. The first look
- * reads the consent status and the features together; they are read again only after waiting for an opt-out.
+ * Where a consent platform may be (with page scripts), starts autoconsent and lets its opt-out finish; then hides
+ * what the cosmetic filters find and removes the consent banners left. The first look reads the detector's in-page
+ * check and the features together; the features are read again only after autoconsent ran.
  */
 async function hideAds (page: Page, adblocker: Adblocker, budget: Budget, javascript: boolean): Promise<void> {
   let found: DomFeatures
+  const url = page.url()
   if (javascript) {
-    const first = await abortable(page.evaluate(FIRST_LOOK_EXPRESSION) as Promise<{ consent: ConsentStatus | null, features: DomFeatures }>, budget.signal)
+    const first = await abortable(page.evaluate(firstLook(adblocker)) as Promise<{ cmp: boolean, features: DomFeatures }>, budget.signal)
     found = first.features
-    if (pending(first.consent)) {
+    if (adblocker.consentDetector.detects(url, found, first.cmp)) {
+      await abortable(page.evaluate(adblocker.consentScript), budget.signal)
       await waitForConsent(page, budget)
       found = await features(page, budget)
     }
   } else {
     found = await features(page, budget)
   }
-  const url = page.url()
   const css = adblocker.cosmeticStyles(url, found)
   if (css !== '') await abortable(addOwnStyle(page, css), budget.signal)
   const consentCss = adblocker.consentStyles(url, found)
