@@ -11,7 +11,6 @@ import type { Adblocker, ConsentStatus, DomFeatures } from '../../adblock/index.
 import { CONSENT_HIDDEN_PROPERTY, CONSENT_STATUS_EXPRESSION } from '../../adblock/index.ts'
 import { abortable, sleep } from '../../util/abort.ts'
 import { WAIT_SHARE, type Budget } from '../page/budget.ts'
-import { addOwnStyle } from '../page/styles.ts'
 import { rethrowIfFatal, type PageStep } from './step.ts'
 
 /** The longest an opt-out under way is waited for (autoconsent's own rules wait up to a few seconds). */
@@ -35,15 +34,23 @@ const FEATURES_EXPRESSION = `(() => {
 })()`
 
 /**
- * Adds the cookie-notice lists' style (a sheet the document adopts, so never in its markup), then removes the elements its hiding rules match (the rules that set
- * CONSENT_HIDDEN_PROPERTY; the lists' custom styles, such as a scroll lock undone, only apply). The style stays, for a
- * banner written later. Evaluates to how many elements were removed.
+ * One evaluation for both sheets: adds the cosmetic filters' style (`css`) and the cookie-notice lists' style
+ * (`consentCss`), each a sheet the document adopts (so never in its markup, page/styles.ts), then removes the elements
+ * the latter's hiding rules match (the rules that set CONSENT_HIDDEN_PROPERTY; the lists' custom styles, such as a
+ * scroll lock undone, only apply). The styles stay, for a banner written later. Evaluates to how many elements were
+ * removed.
  */
-function consentExpression (css: string): string {
+function hideExpression (css: string, consentCss: string): string {
   return `(() => {
-  const sheet = new CSSStyleSheet();
-  sheet.replaceSync(${JSON.stringify(css)});
-  document.adoptedStyleSheets = [...document.adoptedStyleSheets, sheet];
+  const adopt = (text) => {
+    const sheet = new CSSStyleSheet();
+    sheet.replaceSync(text);
+    document.adoptedStyleSheets = [...document.adoptedStyleSheets, sheet];
+    return sheet;
+  };
+  ${css === '' ? '' : `adopt(${JSON.stringify(css)});`}
+  ${consentCss === '' ? 'return 0;' : ''}
+  const sheet = adopt(${JSON.stringify(consentCss)});
   const found = new Set();
   for (const rule of sheet.cssRules) {
     if (rule.style === undefined || rule.style.getPropertyValue(${JSON.stringify(CONSENT_HIDDEN_PROPERTY)}) === '') continue;
@@ -103,9 +110,8 @@ async function hideAds (page: Page, adblocker: Adblocker, budget: Budget, javasc
     found = await features(page, budget)
   }
   const css = adblocker.cosmeticStyles(url, found)
-  if (css !== '') await abortable(addOwnStyle(page, css), budget.signal)
   const consentCss = adblocker.consentStyles(url, found)
-  if (consentCss !== '') await abortable(page.evaluate(consentExpression(consentCss)), budget.signal)
+  if (css !== '' || consentCss !== '') await abortable(page.evaluate(hideExpression(css, consentCss)), budget.signal)
 }
 
 export const adblockStep: PageStep = {
