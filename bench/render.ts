@@ -65,7 +65,8 @@ export async function startService (fx: FixtureServer, root = ROOT): Promise<Ser
     stdio: ['ignore', 'ignore', 'inherit']
   })
   const url = `http://127.0.0.1:${pro}`
-  for (let i = 0; i < 200; i++) {
+  // Up to 90 s: on a loaded machine (load average 20) the service took 40 s to start listening.
+  for (let i = 0; i < 900; i++) {
     const ready = await fetch(`${url}/ready`).then(r => r.ok, () => false)
     if (ready) break
     await new Promise(r => setTimeout(r, 100))

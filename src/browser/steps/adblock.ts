@@ -10,6 +10,7 @@ import type { Page } from 'playwright-core'
 import type { Adblocker, ConsentStatus, DomFeatures } from '../../adblock/index.ts'
 import { CONSENT_HIDDEN_PROPERTY, CONSENT_STATUS_EXPRESSION } from '../../adblock/index.ts'
 import { abortable, sleep } from '../../util/abort.ts'
+import type { NetworkTracker } from '../network-idle.ts'
 import { WAIT_SHARE, type Budget } from '../page/budget.ts'
 import { rethrowIfFatal, type PageStep } from './step.ts'
 
@@ -75,6 +76,18 @@ async function consentStatus (page: Page, budget: Budget): Promise<ConsentStatus
   return await abortable(page.evaluate(CONSENT_STATUS_EXPRESSION) as Promise<ConsentStatus | null>, budget.signal)
 }
 
+/** The longest the requests an opt-out started (the platform recording the choice) are waited for. */
+export const CONSENT_REQUESTS_WAIT_MS = 500
+
+/**
+ * Waits for the requests in flight to end, bounded: an opt-out's click makes the platform record the choice, which
+ * would otherwise be cut off by the end of the job a moment later.
+ */
+async function waitForRequests (tracker: NetworkTracker, budget: Budget): Promise<void> {
+  const until = performance.now() + Math.min(CONSENT_REQUESTS_WAIT_MS, budget.fraction(WAIT_SHARE))
+  while (tracker.inflight > 0 && performance.now() < until) await sleep(POLL_MS / 2, budget.signal)
+}
+
 /** Waits while autoconsent looks for a consent platform, or has found one and has not finished with it. */
 async function waitForConsent (page: Page, budget: Budget): Promise<void> {
   const until = performance.now() + Math.min(CONSENT_WAIT_MS, budget.fraction(WAIT_SHARE))
@@ -95,7 +108,7 @@ async function features (page: Page, budget: Budget): Promise<DomFeatures> {
  * what the cosmetic filters find and removes the consent banners left. The first look reads the detector's in-page
  * check and the features together; the features are read again only after autoconsent ran.
  */
-async function hideAds (page: Page, adblocker: Adblocker, budget: Budget, javascript: boolean): Promise<void> {
+async function hideAds (page: Page, adblocker: Adblocker, budget: Budget, javascript: boolean, tracker: NetworkTracker): Promise<void> {
   let found: DomFeatures
   const url = page.url()
   if (javascript) {
@@ -104,6 +117,7 @@ async function hideAds (page: Page, adblocker: Adblocker, budget: Budget, javasc
     if (adblocker.consentDetector.detects(url, found, first.cmp)) {
       await abortable(page.evaluate(adblocker.consentScript), budget.signal)
       await waitForConsent(page, budget)
+      await waitForRequests(tracker, budget)
       found = await features(page, budget)
     }
   } else {
@@ -117,10 +131,10 @@ async function hideAds (page: Page, adblocker: Adblocker, budget: Budget, javasc
 export const adblockStep: PageStep = {
   name: 'adblock',
   applies: (options) => options.adblock === true,
-  async run ({ page, options, budget, adblocker }) {
+  async run ({ page, options, budget, adblocker, tracker }) {
     if (options.adblock !== true || adblocker === undefined) return
     try {
-      await hideAds(page, adblocker, budget, options.javascript)
+      await hideAds(page, adblocker, budget, options.javascript, tracker)
     } catch (err) {
       // A document that went away meanwhile (a client-side navigation) is not an error: it is filtered like any.
       rethrowIfFatal(err, page, budget)
