@@ -74,8 +74,8 @@ export async function startService (fx: FixtureServer, root = ROOT, settings: Re
     stdio: ['ignore', 'ignore', 'inherit']
   })
   const url = `http://127.0.0.1:${pro}`
-  // Up to a minute: on a loaded machine (load average 20) the service has taken over 20 s to listen.
-  for (let i = 0; i < 600; i++) {
+  // Up to 90 s: on a loaded machine (load average 20) the service took 40 s to start listening.
+  for (let i = 0; i < 900; i++) {
     const ready = await fetch(`${url}/ready`).then(r => r.ok, () => false)
     if (ready) break
     await new Promise(r => setTimeout(r, 100))

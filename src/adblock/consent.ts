@@ -1,12 +1,16 @@
 // Consent banners, with DuckDuckGo's autoconsent (the rule set Microlink uses): its Playwright content script and its
-// compact rules, both from the npm package, run in the page's top frame from document start. Autoconsent detects
-// the consent platform (OneTrust, Cookiebot, Didomi, Quantcast, TCF CMPs and ~2,000 site rules), answers it by
-// opting out (so the site removes its banner), and hides with CSS the banners it can only hide.
+// compact rules, both from the npm package, run in the page's top frame. Autoconsent detects the consent platform
+// (OneTrust, Cookiebot, Didomi, Quantcast, TCF CMPs and ~800 site and platform rules), answers it by opting out (so
+// the site removes its banner), and hides with CSS the banners it can only hide.
+//
+// The script is evaluated in a loaded document only where consent-detect.ts finds that a platform may be there (the
+// adblock step): starting it costs the renderer 6-13 ms of CPU, which most pages had paid for nothing when it ran
+// from every document's start.
 //
 // No binding is needed: the script is started with its configuration and rules already in hand (the `initResp`
 // reply that the package's messaging would bring), and autoconsent never asks anything else of its host when it
-// runs in the main world. What it reports (popup found, opt-out result, done) is kept in the page, where the
-// service reads it (CONSENT_STATUS_EXPRESSION) to know whether an opt-out is still under way.
+// runs in the main world. What it reports (platform found, opt-out result, done, first search over) is kept in the
+// page, where the service reads it (CONSENT_STATUS_EXPRESSION) to know whether an opt-out is still under way.
 import { readFile } from 'node:fs/promises'
 import { createRequire } from 'node:module'
 import path from 'node:path'
@@ -14,15 +18,6 @@ import type { Config, RuleBundle } from '@duckduckgo/autoconsent'
 
 /** Where the page keeps autoconsent's reports. */
 const STATUS_KEY = 'pagecast.autoconsent'
-/** The per-job switch: the consent script does nothing in a document until it is set. */
-const SWITCH_KEY = 'pagecast.autoconsent.on'
-
-/**
- * The job's switch, a document-start script added after the consent script (so it runs after it): registering the
- * ~400 kB consent script costs a CDP round trip of its size, so it is added once per page and this one per job.
- */
-export const CONSENT_SWITCH_SCRIPT = `globalThis[Symbol.for(${JSON.stringify(SWITCH_KEY)})] = true`
-
 /**
  * autoconsent's configuration (the `initResp` message; its `Config` type, lib/types.ts): every key it reads, so a key
  * that a release renames or drops fails the type check instead of being ignored.
@@ -31,7 +26,7 @@ const CONFIG = Object.freeze({
   enabled: true,
   autoAction: 'optOut',
   disabledCmps: [],
-  // Known banners are hidden from the first paint while they are dealt with.
+  // Known banners are hidden while they are dealt with.
   enablePrehide: true,
   // Banners without a reject button are hidden with CSS.
   enableCosmeticRules: true,
@@ -67,14 +62,16 @@ export interface ConsentStatus {
   done: boolean
   /** The platform's rule name, when one was recognised. */
   cmp?: string
+  /** Its first search for a platform is over (found one, or tries again later). */
+  searched: boolean
 }
 
 /** Evaluated in the page: autoconsent's reports so far, or null when the script did not run there. */
 export const CONSENT_STATUS_EXPRESSION = `(() => { const s = globalThis[Symbol.for(${JSON.stringify(STATUS_KEY)})]; return s === undefined ? null : { ...s } })()`
 
 /**
- * The content script with its configuration and rules, for Page.addScriptToEvaluateOnNewDocument: kept on a page
- * for its life, it starts autoconsent only in documents where CONSENT_SWITCH_SCRIPT ran after it.
+ * The content script with its configuration and rules, evaluated in a loaded document: it starts autoconsent there
+ * (once per document).
  */
 export async function loadConsentScript (): Promise<string> {
   const require = createRequire(import.meta.url)
@@ -89,10 +86,8 @@ export async function loadConsentScript (): Promise<string> {
   const initResp = `{ type: 'initResp', config: ${JSON.stringify(CONFIG)}, rules: JSON.parse(${JSON.stringify(JSON.stringify(rules))}) }`
   return `(() => {
   if (window.top !== window) return;
-  const SWITCH = Symbol.for(${JSON.stringify(SWITCH_KEY)});
-  const start = () => {
   if (window.autoconsentReceiveMessage !== undefined) return;
-  const status = { detected: false, popup: false, done: false };
+  const status = { detected: false, popup: false, done: false, searched: false };
   Object.defineProperty(globalThis, Symbol.for(${JSON.stringify(STATUS_KEY)}), { value: status });
   window.autoconsentSendMessage = (message) => {
     if (message === null || typeof message !== 'object') return;
@@ -101,14 +96,12 @@ export async function loadConsentScript (): Promise<string> {
       case 'popupFound': status.detected = true; status.popup = true; status.cmp = String(message.cmp); break;
       case 'optOutResult': case 'optInResult': if (message.result === false) status.done = true; break;
       case 'autoconsentDone': case 'autoconsentError': status.done = true; break;
+      // A second search begins only when the first found nothing (autoconsent retries for a while).
+      case 'report': if (message.state?.findCmpAttempts > 1 || message.state?.lifecycle === 'nothingDetected') status.searched = true; break;
     }
   };
 ${script}
   window.autoconsentReceiveMessage(${initResp});
-  };
-  // Off until the job's switch (CONSENT_SWITCH_SCRIPT, a later document-start script) turns it on.
-  if (globalThis[SWITCH] === true) { start(); return }
-  Object.defineProperty(globalThis, SWITCH, { configurable: true, set (on) { if (on === true) { delete globalThis[SWITCH]; start() } } });
 })();
 //# sourceURL=pagecast-autoconsent.js
 `

@@ -13,9 +13,11 @@ import { FiltersEngine, Request } from '@ghostery/adblocker'
 import type { RequestType } from '@ghostery/adblocker'
 import { getDomain, getHostname } from 'tldts'
 import { loadConsentScript } from './consent.ts'
+import { loadConsentDetector, type ConsentDetector } from './consent-detect.ts'
 
-export { CONSENT_STATUS_EXPRESSION, CONSENT_STYLE_SELECTOR, CONSENT_SWITCH_SCRIPT } from './consent.ts'
+export { CONSENT_STATUS_EXPRESSION, CONSENT_STYLE_SELECTOR } from './consent.ts'
 export type { ConsentStatus } from './consent.ts'
+export type { ConsentDetector } from './consent-detect.ts'
 
 /** The bundled engine, next to src/ (the Docker image copies assets/ too). */
 export const DEFAULT_ENGINE_URL = new URL('../../assets/adblock/engine.bin', import.meta.url)
@@ -78,11 +80,10 @@ export interface Adblocker {
    * it sets CONSENT_HIDDEN_PROPERTY, so that what it hides can be removed.
    */
   consentStyles (url: string, features: DomFeatures): string
-  /**
-   * The document-start script that runs autoconsent in the page (consent.ts), once CONSENT_SWITCH_SCRIPT turned it
-   * on; JavaScript must be on.
-   */
+  /** The script that starts autoconsent in a loaded document (consent.ts); JavaScript must be on. */
   readonly consentScript: string
+  /** Whether a document may hold a consent platform, so that the script is worth starting (consent-detect.ts). */
+  readonly consentDetector: ConsentDetector
 }
 
 export interface AdblockOptions {
@@ -140,10 +141,11 @@ async function loadConsentEngine (lists: ReadonlyArray<URL | string>): Promise<F
  */
 export async function loadAdblocker (options: AdblockOptions = {}): Promise<Adblocker> {
   const t0 = performance.now()
-  const [bytes, consentEngine, consentScript] = await Promise.all([
+  const [bytes, consentEngine, consentScript, consentDetector] = await Promise.all([
     readFile(options.engine ?? DEFAULT_ENGINE_URL),
     loadConsentEngine(options.consentLists ?? DEFAULT_CONSENT_LISTS),
-    loadConsentScript()
+    loadConsentScript(),
+    loadConsentDetector()
   ])
   const engine = FiltersEngine.deserialize(new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength))
   const loadMs = performance.now() - t0
@@ -159,6 +161,7 @@ export async function loadAdblocker (options: AdblockOptions = {}): Promise<Adbl
   return {
     stats,
     consentScript,
+    consentDetector,
     match ({ url, sourceUrl, type }) {
       const request = Request.fromRawDetails({ url, sourceUrl, type: requestType(type) })
       if (!request.isSupported) return { action: 'allow' }

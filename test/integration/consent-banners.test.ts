@@ -77,6 +77,10 @@ beforeAll(async () => {
     fx.route(`/${p.name}/script.html`, html200(page(`${p.name} with its script`, `<script>window.fixtureCmp = ${cmp}</script><script src="/cmp/platform.js"></script>`, '')))
     fx.route(`/consent/rejected/${p.name}`, (_req, res) => { res.writeHead(204); res.end() })
   }
+  fx.route('/plain.html', (_req, res) => {
+    res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' })
+    res.end(page('no consent platform', '', '<footer class="cookie-info">We use cookies.</footer>'))
+  })
   ;({ app, host } = await buildNewsSite(fx))
 }, 120_000)
 
@@ -152,5 +156,25 @@ describe('written by its script, which answers the reject click: autoconsent rej
     expect(banner).toBeNull()
     // autoconsent clicked the platform's reject button, on both loads.
     expect(fx.hitsOf(`/consent/rejected/${p.name}`) - before).toBe(2)
+  })
+})
+
+describe('autoconsent starts only where a consent platform may be (consent-detect.ts)', () => {
+  /** What the job's page says of autoconsent once the steps ran: whether it was started in the document. */
+  async function started (url: string): Promise<unknown> {
+    const res = await get({ url, meta: false, prerender: true, adblock: true, function: '() => typeof window.autoconsentReceiveMessage' })
+    expect(res.statusCode, res.body).toBe(200)
+    return (res.json() as { data: { function: { value: unknown } } }).data.function.value
+  }
+
+  it('a page without one never starts it; a platform\'s page does, and its banner is answered', async () => {
+    expect(await started(pageUrl('/plain.html'))).toBe('undefined')
+    const before = fx.hitsOf('/consent/rejected/onetrust')
+    expect(await started(pageUrl('/onetrust/script.html'))).toBe('function')
+    expect(fx.hitsOf('/consent/rejected/onetrust') - before).toBe(1)
+    // A platform autoconsent detects in code (Cookiebot: by its global, here by its dialog).
+    expect(await started(pageUrl('/cookiebot/script.html'))).toBe('function')
+    // The next job on the same page starts from nothing again.
+    expect(await started(pageUrl('/plain.html'))).toBe('undefined')
   })
 })

@@ -33,17 +33,10 @@ export interface Taint {
   viewport: boolean
   /** Changed the page's default timeouts: Playwright's are set back. */
   timeouts: boolean
-  /**
-   * Turned on the interception of every request (origin-scoped headers, `adblock`): scheme-only interception is
-   * set back.
-   */
-  intercept: boolean
-  /** Turned on the consent script for `adblock` (a document-start switch on the pool's session): it is removed. */
-  consent: boolean
 }
 
 export function cleanTaint (): Taint {
-  return { context: false, page: false, viewport: false, timeouts: false, intercept: false, consent: false }
+  return { context: false, page: false, viewport: false, timeouts: false }
 }
 
 /** A new page starts clean of everything but the context's taint. */
@@ -51,8 +44,6 @@ export function pageReplaced (taint: Taint): void {
   taint.page = false
   taint.viewport = false
   taint.timeouts = false
-  taint.intercept = false
-  taint.consent = false
 }
 
 export interface ReusePolicy {

@@ -2,13 +2,12 @@
 // job (measured in bench/pool-strategies.ts). The reset (after the job, before anyone else gets the lease)
 // navigates to about:blank, clears window.name, cookies, permissions, the HTTP cache, the history, and every
 // storage kind (local/session storage, IndexedDB, Cache Storage, ...) of every origin the job touched; closes
-// extra pages; removes the job's listeners and routes, and the `adblock` interception and consent script. What a
+// extra pages; removes the job's listeners and routes (the request interception stays as the job set it: Lease.intercept). What a
 // reset cannot undo starts over (lease-state.ts's Taint): a job that changed the context gets it closed, one that changed the page in lasting ways a new page.
 //
 // A context's emulation profile (viewport, scale, mobile, touch, user agent, JS, locale) is fixed at creation
 // (emulation.ts), so a lease serves one profile; `LeaseProfile` carries what the reset needs of it.
 import type { BrowserContext, CDPSession, Page } from 'playwright-core'
-import { CONSENT_SWITCH_SCRIPT } from '../../adblock/index.ts'
 import { createEgressProxy } from '../egress-proxy.ts'
 import type { EgressProxy, EgressProxyOptions } from '../egress-proxy.ts'
 import { PageCdpSession } from '../page/cdp-session.ts'
@@ -82,10 +81,8 @@ export class Lease implements GuardedLease {
   /** Jobs served. */
   jobs = 0
   #state: LeaseState = 'busy'
-  /** The identifier of the job's consent switch on `session`, while there is one. */
-  #consentSwitch: string | undefined = undefined
-  /** Whether the consent script (off without its switch) is on the page, with `session`'s Page domain. */
-  #consentInstalled = false
+  /** Whether the page's session intercepts every request (Lease.intercept), not only the refused schemes. */
+  #interceptingAll = false
   #pageListeners: ListenerSnapshot | undefined = undefined
   #contextListeners: ListenerSnapshot = new Map()
 
@@ -145,31 +142,15 @@ export class Lease implements GuardedLease {
     this.job = job
   }
 
-  /** Forwards origin-scoped headers or filters requests: every request is intercepted until the reset. */
-  async interceptAll (): Promise<void> {
-    if (this.session === undefined) return
-    this.taint.intercept = true
-    await interceptAllRequests(this.session)
-  }
-
   /**
-   * Runs the consent script in the top frame of every document the job loads, from document start, until the reset.
-   * The script itself (`source`, ~400 kB) is added once per page through the pool's own CDP session, so
-   * Playwright's init scripts (which would taint the page) are not involved; it does nothing until the job's small
-   * switch script, added after it and removed by the reset, turns it on.
+   * Every request intercepted (a job that forwards origin-scoped headers or filters requests), or only the refused
+   * schemes. Kept from job to job and sent only when it changes: a run of `adblock` jobs (the default) sends nothing.
+   * Between jobs no request is paused for anything (no job: each is continued as it is).
    */
-  async addConsentScript (source: string): Promise<void> {
-    const session = this.session
-    if (session === undefined) return
-    this.taint.consent = true
-    if (!this.#consentInstalled) {
-      // Chromium runs a session's document-start scripts only once its Page domain is on; both stay for the page.
-      await session.send('Page.enable')
-      await session.send('Page.addScriptToEvaluateOnNewDocument', { source })
-      this.#consentInstalled = true
-    }
-    const { identifier } = await session.send('Page.addScriptToEvaluateOnNewDocument', { source: CONSENT_SWITCH_SCRIPT })
-    this.#consentSwitch = identifier
+  async intercept (all: boolean): Promise<void> {
+    if (this.session === undefined || all === this.#interceptingAll) return
+    await (all ? interceptAllRequests(this.session) : interceptSchemesOnly(this.session))
+    this.#interceptingAll = all
   }
 
   /**
@@ -206,8 +187,7 @@ export class Lease implements GuardedLease {
       if (page === undefined) throw new Error('no page after reopening')
     } else {
       if (this.#pageListeners !== undefined) restoreListeners(page, this.#pageListeners)
-      // The consent script goes before about:blank, so that it does not start there.
-      await Promise.all([page.unrouteAll({ behavior: 'ignoreErrors' }), this.#removeConsentScript()])
+      await page.unrouteAll({ behavior: 'ignoreErrors' })
       if (this.session === undefined) throw new Error('no CDP session')
       await this.#blank(this.session, resetTimeoutMs)
     }
@@ -222,12 +202,10 @@ export class Lease implements GuardedLease {
       session.send('Network.clearBrowserCache'),
       session.send('Page.resetNavigationHistory'),
       ...origins.map((origin) => session.send('Storage.clearDataForOrigin', { origin, storageTypes: 'all' })),
-      taint.intercept ? interceptSchemesOnly(session) : undefined,
       taint.viewport ? page.setViewportSize(this.profile.viewport) : undefined,
       taint.timeouts ? page.setDefaultTimeout(PLAYWRIGHT_DEFAULT_TIMEOUT_MS) : undefined,
       taint.timeouts ? page.setDefaultNavigationTimeout(PLAYWRIGHT_DEFAULT_TIMEOUT_MS) : undefined
     ])
-    taint.intercept = false
     taint.viewport = false
     taint.timeouts = false
   }
@@ -278,14 +256,6 @@ export class Lease implements GuardedLease {
     return true
   }
 
-  async #removeConsentScript (): Promise<void> {
-    const identifier = this.#consentSwitch
-    if (!this.taint.consent || identifier === undefined || this.session === undefined) return
-    await this.session.send('Page.removeScriptToEvaluateOnNewDocument', { identifier })
-    this.#consentSwitch = undefined
-    this.taint.consent = false
-  }
-
   async #openPage (): Promise<void> {
     this.openingPage = true
     let page: Page
@@ -298,10 +268,9 @@ export class Lease implements GuardedLease {
     this.page = page
     this.captureSession = new PageCdpSession(page)
     this.pageEmulation = undefined
-    // A new page has a new session: nothing of the old one's interception or scripts applies to it.
+    // A new page has a new session: nothing of the old one's interception applies to it.
     pageReplaced(this.taint)
-    this.#consentSwitch = undefined
-    this.#consentInstalled = false
+    this.#interceptingAll = false
     guardPage(page, this)
     const session = await this.context.newCDPSession(page)
     this.session = session

@@ -131,9 +131,7 @@ export class JobRunner {
       // Independent commands on the page: sent together, one round trip of waiting instead of three.
       await Promise.all([
         emulated ? undefined : applyPageEmulation(page, run.emulation),
-        Object.keys(record.scopedHeaders).length > 0 || record.adblock !== undefined ? lease.interceptAll() : undefined,
-        // The consent script needs page scripts; without them the cosmetic filters alone hide banners.
-        record.adblock !== undefined && lease.profile.javaScriptEnabled ? lease.addConsentScript(record.adblock.consentScript) : undefined
+        lease.intercept(Object.keys(record.scopedHeaders).length > 0 || record.adblock !== undefined)
       ])
     } catch (err) {
       if (signal.aborted) throw abortError(signal)

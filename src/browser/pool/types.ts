@@ -105,8 +105,8 @@ export interface PoolRunOptions {
   /** The job's `proxy` (href with credentials): every request of the job goes through it, behind the egress layer. */
   proxy?: string | undefined
   /**
-   * `adblock` on: the engine that filters the job's sub-requests, whose consent script runs in its documents
-   * (docs/browser.md#adblock). Undefined: nothing is filtered.
+   * `adblock` on: the engine that filters the job's sub-requests (docs/browser.md#adblock; the page step answers
+   * consent banners). Undefined: nothing is filtered.
    */
   adblock?: Adblocker | undefined
   /**

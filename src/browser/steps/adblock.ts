@@ -1,15 +1,17 @@
-// Step: `adblock` (docs/api.md §3.5, docs/browser.md#adblock). The requests were filtered by the pool all along, and
-// the consent script ran from document start; this step, once the page is loaded, lets an opt-out that autoconsent
-// started finish (bounded), then hides what is left with the cosmetic filters: the page's hostname rules, the
-// generic rules, and the generic rules keyed by the class names, ids and links the document has now. A consent banner
-// that is still there (its platform's script blocked or slow, or server-rendered markup that no script answers) is
-// hidden by the cookie-notice lists' rules, and removed from the document, so its text is not read as the page's.
+// Step: `adblock` (docs/api.md §3.5, docs/browser.md#adblock). The requests were filtered by the pool all along; this
+// step, once the page is loaded, looks for a consent platform (consent-detect.ts: the document's ids and classes,
+// which the cosmetic filters need too, and a few selectors and globals, in one evaluation) and only where one may be
+// starts autoconsent and lets its opt-out finish (bounded); then it hides what is left with the cosmetic filters: the
+// page's hostname rules, the generic rules, and the generic rules keyed by the class names, ids and links the
+// document has now. A consent banner that is still there (its platform's script blocked or slow, or server-rendered
+// markup that no script answers) is hidden by the cookie-notice lists' rules, and removed from the document, so its
+// text is not read as the page's.
 import type { Page } from 'playwright-core'
 import type { Adblocker, ConsentStatus, DomFeatures } from '../../adblock/index.ts'
 import { CONSENT_HIDDEN_PROPERTY, CONSENT_STATUS_EXPRESSION } from '../../adblock/index.ts'
 import { abortable, sleep } from '../../util/abort.ts'
+import type { NetworkTracker } from '../network-idle.ts'
 import { WAIT_SHARE, type Budget } from '../page/budget.ts'
-import { addOwnStyle } from '../page/styles.ts'
 import { rethrowIfFatal, type PageStep } from './step.ts'
 
 /** The longest an opt-out under way is waited for (autoconsent's own rules wait up to a few seconds). */
@@ -33,15 +35,23 @@ const FEATURES_EXPRESSION = `(() => {
 })()`
 
 /**
- * Adds the cookie-notice lists' style (a sheet the document adopts, so never in its markup), then removes the elements its hiding rules match (the rules that set
- * CONSENT_HIDDEN_PROPERTY; the lists' custom styles, such as a scroll lock undone, only apply). The style stays, for a
- * banner written later. Evaluates to how many elements were removed.
+ * One evaluation for both sheets: adds the cosmetic filters' style (`css`) and the cookie-notice lists' style
+ * (`consentCss`), each a sheet the document adopts (so never in its markup, page/styles.ts), then removes the elements
+ * the latter's hiding rules match (the rules that set CONSENT_HIDDEN_PROPERTY; the lists' custom styles, such as a
+ * scroll lock undone, only apply). The styles stay, for a banner written later. Evaluates to how many elements were
+ * removed.
  */
-function consentExpression (css: string): string {
+function hideExpression (css: string, consentCss: string): string {
   return `(() => {
-  const sheet = new CSSStyleSheet();
-  sheet.replaceSync(${JSON.stringify(css)});
-  document.adoptedStyleSheets = [...document.adoptedStyleSheets, sheet];
+  const adopt = (text) => {
+    const sheet = new CSSStyleSheet();
+    sheet.replaceSync(text);
+    document.adoptedStyleSheets = [...document.adoptedStyleSheets, sheet];
+    return sheet;
+  };
+  ${css === '' ? '' : `adopt(${JSON.stringify(css)});`}
+  ${consentCss === '' ? 'return 0;' : ''}
+  const sheet = adopt(${JSON.stringify(consentCss)});
   const found = new Set();
   for (const rule of sheet.cssRules) {
     if (rule.style === undefined || rule.style.getPropertyValue(${JSON.stringify(CONSENT_HIDDEN_PROPERTY)}) === '') continue;
@@ -52,18 +62,33 @@ function consentExpression (css: string): string {
 })()`
 }
 
-/** The consent status and the document's features in one round trip: most pages have no opt-out under way. */
-const FIRST_LOOK_EXPRESSION = `({ consent: ${CONSENT_STATUS_EXPRESSION}, features: ${FEATURES_EXPRESSION} })`
+/** The consent detector's in-page check and the document's features in one round trip. */
+function firstLook (adblocker: Adblocker): string {
+  return `({ cmp: ${adblocker.consentDetector.expression}, features: ${FEATURES_EXPRESSION} })`
+}
 
+/** autoconsent, started in this document, is still looking for its platform or answering it. */
 function pending (status: ConsentStatus | null): boolean {
-  return status !== null && status.detected && !status.done
+  return status !== null && !status.done && (status.detected || !status.searched)
 }
 
 async function consentStatus (page: Page, budget: Budget): Promise<ConsentStatus | null> {
   return await abortable(page.evaluate(CONSENT_STATUS_EXPRESSION) as Promise<ConsentStatus | null>, budget.signal)
 }
 
-/** Waits while autoconsent has found a consent platform and has not finished with it. */
+/** The longest the requests an opt-out started (the platform recording the choice) are waited for. */
+export const CONSENT_REQUESTS_WAIT_MS = 500
+
+/**
+ * Waits for the requests in flight to end, bounded: an opt-out's click makes the platform record the choice, which
+ * would otherwise be cut off by the end of the job a moment later.
+ */
+async function waitForRequests (tracker: NetworkTracker, budget: Budget): Promise<void> {
+  const until = performance.now() + Math.min(CONSENT_REQUESTS_WAIT_MS, budget.fraction(WAIT_SHARE))
+  while (tracker.inflight > 0 && performance.now() < until) await sleep(POLL_MS / 2, budget.signal)
+}
+
+/** Waits while autoconsent looks for a consent platform, or has found one and has not finished with it. */
 async function waitForConsent (page: Page, budget: Budget): Promise<void> {
   const until = performance.now() + Math.min(CONSENT_WAIT_MS, budget.fraction(WAIT_SHARE))
   for (;;) {
@@ -79,36 +104,37 @@ async function features (page: Page, budget: Budget): Promise<DomFeatures> {
 }
 
 /**
- * Lets an opt-out under way finish (with page scripts), then hides what the cosmetic filters find and removes the
- * consent banners left. The first look
- * reads the consent status and the features together; they are read again only after waiting for an opt-out.
+ * Where a consent platform may be (with page scripts), starts autoconsent and lets its opt-out finish; then hides
+ * what the cosmetic filters find and removes the consent banners left. The first look reads the detector's in-page
+ * check and the features together; the features are read again only after autoconsent ran.
  */
-async function hideAds (page: Page, adblocker: Adblocker, budget: Budget, javascript: boolean): Promise<void> {
+async function hideAds (page: Page, adblocker: Adblocker, budget: Budget, javascript: boolean, tracker: NetworkTracker): Promise<void> {
   let found: DomFeatures
+  const url = page.url()
   if (javascript) {
-    const first = await abortable(page.evaluate(FIRST_LOOK_EXPRESSION) as Promise<{ consent: ConsentStatus | null, features: DomFeatures }>, budget.signal)
+    const first = await abortable(page.evaluate(firstLook(adblocker)) as Promise<{ cmp: boolean, features: DomFeatures }>, budget.signal)
     found = first.features
-    if (pending(first.consent)) {
+    if (adblocker.consentDetector.detects(url, found, first.cmp)) {
+      await abortable(page.evaluate(adblocker.consentScript), budget.signal)
       await waitForConsent(page, budget)
+      await waitForRequests(tracker, budget)
       found = await features(page, budget)
     }
   } else {
     found = await features(page, budget)
   }
-  const url = page.url()
   const css = adblocker.cosmeticStyles(url, found)
-  if (css !== '') await abortable(addOwnStyle(page, css), budget.signal)
   const consentCss = adblocker.consentStyles(url, found)
-  if (consentCss !== '') await abortable(page.evaluate(consentExpression(consentCss)), budget.signal)
+  if (css !== '' || consentCss !== '') await abortable(page.evaluate(hideExpression(css, consentCss)), budget.signal)
 }
 
 export const adblockStep: PageStep = {
   name: 'adblock',
   applies: (options) => options.adblock === true,
-  async run ({ page, options, budget, adblocker }) {
+  async run ({ page, options, budget, adblocker, tracker }) {
     if (options.adblock !== true || adblocker === undefined) return
     try {
-      await hideAds(page, adblocker, budget, options.javascript)
+      await hideAds(page, adblocker, budget, options.javascript, tracker)
     } catch (err) {
       // A document that went away meanwhile (a client-side navigation) is not an error: it is filtered like any.
       rethrowIfFatal(err, page, budget)
