@@ -37,16 +37,21 @@ function html (res: http.ServerResponse, body: string, headers: Record<string, s
   res.end(body)
 }
 
-/** Runs a job on the pool once the previous job's reset is over (so it gets the same, reset, page). */
-async function run<T> (job: (page: Page, info: JobInfo) => Promise<T>): Promise<T> {
-  const { jobs } = pool.stats()
-  await vi.waitFor(() => { expect(pool.stats().resets).toBeGreaterThanOrEqual(jobs) }, { timeout: 15_000, interval: 20 })
-  return await pool.run(job, { signal: AbortSignal.timeout(20_000), emulation: BASE })
+function run<T> (job: (page: Page, info: JobInfo) => Promise<T>): Promise<T> {
+  return pool.run(job, { signal: AbortSignal.timeout(20_000), emulation: BASE })
+}
+
+/** Runs job A, then waits for its lease's reset (and any other): job B then gets the same page (the most recently used one). */
+async function runA<T> (job: (page: Page, info: JobInfo) => Promise<T>): Promise<T> {
+  const value = await run(job)
+  // At rest: no job holds a slot (its reset starts as it lets go of it), and no reset is under way.
+  await vi.waitFor(() => { expect([pool.stats().active, pool.stats().resetting]).toEqual([0, 0]) }, { timeout: 15_000, interval: 20 })
+  return value
 }
 
 /** Job A: loads `path` on the site and lets it run `settleMs`; returns its page. */
 async function jobA (path: string, settleMs = 300): Promise<Page> {
-  return await run(async (page) => {
+  return await runA(async (page) => {
     await page.goto(`${site.origin}${path}`)
     await page.waitForTimeout(settleMs)
     return page
@@ -122,7 +127,7 @@ afterAll(async () => {
 describe('no script of a job runs while a later job runs', () => {
   it('timers, animation frames, a dedicated worker and a third-party frame of job A stop before job B starts', async () => {
     pings.length = 0
-    const pageA = await run(async (page) => {
+    const pageA = await runA(async (page) => {
       await page.goto(`${site.origin}/timers`)
       // Job A's scripts really ran, each kind of them (else the check below proves nothing).
       await vi.waitFor(() => {
@@ -160,7 +165,7 @@ describe('what a page does as it is left stays with its job', () => {
 
 describe('nothing of a job appears in a later job\'s output', () => {
   it('a job that reads the page before navigating sees a blank document, not the last job\'s', async () => {
-    const pageA = await run(async (page) => {
+    const pageA = await runA(async (page) => {
       await page.goto(`${site.origin}/secret`)
       await page.fill('#field', 'typed-by-a-more')
       await page.focus('#field')
@@ -195,7 +200,7 @@ describe('nothing of a job appears in a later job\'s output', () => {
   })
 
   it('the history leads back to nothing of the last job', async () => {
-    const pageA = await run(async (page) => {
+    const pageA = await runA(async (page) => {
       await page.goto(`${site.origin}/secret?step=1`)
       await page.goto(`${site.origin}/secret?step=2`)
       await page.evaluate(() => { history.pushState({}, '', '/secret?step=3') })
@@ -222,7 +227,7 @@ describe('nothing of a job appears in a later job\'s output', () => {
 describe('a job\'s service worker is never there for the next', () => {
   it('a worker job A registers is neither listed, in control, answering nor running in job B', async () => {
     pings.length = 0
-    const registeredA = await run(async (page) => {
+    const registeredA = await runA(async (page) => {
       await page.goto(`${site.origin}/sw-page`)
       const outcome = await page.evaluate('window.registered') as string
       // Time for a worker to install, activate and start its timer, were it allowed to.

@@ -137,7 +137,7 @@ export interface AdmissionRefusals {
 
 /** The pool's running totals (PoolCounters) and what it is doing now. */
 export interface BrowserPoolStats extends PoolCounters {
-  /** Jobs running (a job's reset included). */
+  /** Jobs running (a job's reset is not: it runs once the slot is given back). */
   active: number
   queued: number
   /** Jobs refused so far: the queue full, too late to start before their deadline, or left the queue for that. */
@@ -175,17 +175,21 @@ export interface PoolCounters {
   launches: number
   /** Jobs started so far. */
   jobs: number
-  /** Contexts created so far (a job that reuses one creates none). */
+  /** Contexts created so far for jobs (a job that reuses one, or takes a spare, creates none). */
   contexts: number
-  /** Pages created so far. */
+  /** Pages created so far for jobs (a spare's first page is counted in `spares`). */
   pages: number
-  /** Resets of a lease between jobs so far (done after the job's answer, before the slot is given back). */
+  /** Contexts, each with its page, opened beside a job as a spare for the next job of its profile. */
+  spares: number
+  /** Resets of a lease between jobs so far (done after the job's answer, once its slot is given back). */
   resets: number
   /** Seconds those resets took, in all. */
   resetSeconds: number
+  /** Not a total: leases being reset now (a job's reset runs after its slot is given back, beside the next jobs). */
+  resetting: number
 }
 
 /** Counters at zero (a new pool; a lazy pool not started yet). */
 export function zeroCounters (): PoolCounters {
-  return { launches: 0, jobs: 0, contexts: 0, pages: 0, resets: 0, resetSeconds: 0 }
+  return { launches: 0, jobs: 0, contexts: 0, pages: 0, spares: 0, resets: 0, resetSeconds: 0, resetting: 0 }
 }
