@@ -170,15 +170,20 @@ export class JobRunner {
       contextTainted: lease.taint.context,
       jobs: lease.jobs
     }, policy)
-    // The reset starts (the lease is `resetting` from now on), then the slot goes back: the next job takes another
-    // clean lease (an idle one or a spare, leases.ts) and never waits for this one's reset.
+    // The reset starts (the lease is `resetting` from now on). With no job waiting, the slot goes back now: the next
+    // job takes another clean lease (an idle one or a spare, leases.ts) and never waits for this one's reset. With
+    // jobs waiting, the slot keeps counting the reset: the browser is saturated, and a reset beside a job slowed the
+    // jobs down (fewer answers in time in a burst; docs/benchmarks.md).
     const resetting = keep ? within(lease.reset().then(() => true, (err: unknown) => {
       log?.debug({ err }, 'page reset failed; closing the context')
       return false
     }), policy.resetTimeoutMs * 2) : undefined
     if (keep) counters.resetting += 1
-    limiter.release(performance.now() - startedAt)
-    this.#deps.pump()
+    const early = limiter.queued === 0
+    if (early) {
+      limiter.release(performance.now() - startedAt)
+      this.#deps.pump()
+    }
     try {
       if (lease !== undefined) {
         const ok = resetting !== undefined && await resetting === true
@@ -200,6 +205,7 @@ export class JobRunner {
         }
       }
     } finally {
+      if (!early) limiter.release(performance.now() - startedAt)
       supervisor.released(gen)
       drain.wake()
       this.#deps.pump()
