@@ -65,7 +65,8 @@ export async function startService (fx: FixtureServer, root = ROOT): Promise<Ser
     stdio: ['ignore', 'ignore', 'inherit']
   })
   const url = `http://127.0.0.1:${pro}`
-  for (let i = 0; i < 200; i++) {
+  // Up to 60 s: on a loaded machine (load average 15-20) a service took 18 s to be ready.
+  for (let i = 0; i < 600; i++) {
     const ready = await fetch(`${url}/ready`).then(r => r.ok, () => false)
     if (ready) break
     await new Promise(r => setTimeout(r, 100))

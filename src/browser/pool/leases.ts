@@ -2,8 +2,8 @@
 // `maxIdle` across profiles (each keeps a renderer), least recently used closed first; a job takes the most
 // recently used one of its own profile on the current browser.
 //
-// Spares: a job's reset runs after its slot is given back, so the next job of the profile must find another clean
-// lease. When a job takes the last one its profile would have (none idle, none being reset, none on the way), a
+// Spares: with no job waiting, a job's slot is given back as its reset starts (runner.ts), so the next job of the
+// profile must find another clean lease. When a job takes the last one its profile would have (none idle, none being reset, none on the way), a
 // spare is opened beside it (`topUp`) and parked unused; from then on the profile's leases take turns, one serving a
 // job while the last one is reset, and no job waits for a reset.
 import type { Lease } from './lease.ts'

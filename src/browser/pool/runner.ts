@@ -1,7 +1,7 @@
 // One job from its start to its release: a lease of the job's profile (an idle one, else a new one; a spare opened
 // beside it when the profile has no other clean lease coming, leases.ts), the job's emulation, the job itself raced
-// against its signal, the answer (jobs.ts), then, after the caller has it, the release: the slot is given back, and
-// the lease is reset and parked, or closed.
+// against its signal, the answer (jobs.ts), then, after the caller has it, the release: the lease is reset and
+// parked, or closed, and the slot is given back (as the reset starts when no job waits).
 import type { BrowserContext, BrowserContextOptions, Page } from 'playwright-core'
 import { applyPageEmulation, pageEmulationKey, splitForwardedHeaders } from '../emulation.ts'
 import { BrowserError, toBrowserError } from '../errors.ts'

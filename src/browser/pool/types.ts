@@ -137,7 +137,7 @@ export interface AdmissionRefusals {
 
 /** The pool's running totals (PoolCounters) and what it is doing now. */
 export interface BrowserPoolStats extends PoolCounters {
-  /** Jobs running (a job's reset is not: it runs once the slot is given back). */
+  /** Slots held: jobs running, and their resets while jobs wait (with none waiting, a reset gives its slot back). */
   active: number
   queued: number
   /** Jobs refused so far: the queue full, too late to start before their deadline, or left the queue for that. */
@@ -181,11 +181,11 @@ export interface PoolCounters {
   pages: number
   /** Contexts, each with its page, opened beside a job as a spare for the next job of its profile. */
   spares: number
-  /** Resets of a lease between jobs so far (done after the job's answer, once its slot is given back). */
+  /** Resets of a lease between jobs so far (done after the job's answer). */
   resets: number
   /** Seconds those resets took, in all. */
   resetSeconds: number
-  /** Not a total: leases being reset now (a job's reset runs after its slot is given back, beside the next jobs). */
+  /** Not a total: leases being reset now. */
   resetting: number
 }
 
