@@ -313,7 +313,7 @@ export async function benchRender (): Promise<Record<string, number>> {
           const p = free.pop()!
           try {
             await rawCapture(p, s.kind, `${fx.origin}/article/?${prefix}${tag++}`)
-            await p.session.send('Page.navigate', { url: 'about:blank' })
+            await p.page.goto('about:blank')
             await Promise.all([
               p.session.send('Network.clearBrowserCookies'),
               p.session.send('Storage.clearDataForOrigin', { origin: fx.origin, storageTypes: 'all' }),

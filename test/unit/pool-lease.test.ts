@@ -12,16 +12,11 @@ describe('nextLeaseState', () => {
     }
   })
 
-  it('parks a lease opened as a spare straight in the idle list, for a job to take', () => {
-    expect(nextLeaseState('busy', 'spare')).toBe('idle')
-    expect(nextLeaseState('idle', 'take')).toBe('busy')
-  })
-
   it('closes from any live state, and refuses what a state does not allow', () => {
     for (const state of ['busy', 'resetting', 'idle'] as const) expect(nextLeaseState(state, 'close')).toBe('closed')
     const refused: Array<[LeaseState, LeaseEvent]> = [
       ['busy', 'take'], ['busy', 'ready'], ['idle', 'release'], ['idle', 'ready'], ['resetting', 'take'],
-      ['resetting', 'spare'], ['idle', 'spare'], ['closed', 'take'], ['closed', 'close']
+      ['closed', 'take'], ['closed', 'close']
     ]
     for (const [state, event] of refused) expect(() => nextLeaseState(state, event)).toThrow(`a ${state} lease cannot ${event}`)
   })

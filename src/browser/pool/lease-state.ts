@@ -1,19 +1,16 @@
 // A lease's life as a named state, and the reuse policy, kept pure so they can be tested without Chromium.
 //
 //   busy ──release──▶ resetting ──ready──▶ idle ──take──▶ busy
-//     │                                    ▲
-//     └──────────────── spare ─────────────┘   (opened as a spare, never used)
 //     └─────────────────┴──────── close ──────┴──────────▶ closed
 //
-// A lease is opened for the job that needs it (busy), or beside a job as a spare that goes straight to the idle
-// list. When a job is released the lease is reset and parked in the idle list, or closed when the reuse policy says
-// it is not worth it or the reset fails.
+// A lease is opened for the job that needs it (busy). When the job is released the lease is reset and parked in
+// the idle list, or closed when the reuse policy says it is not worth it or the reset fails.
 
 export type LeaseState = 'busy' | 'resetting' | 'idle' | 'closed'
-export type LeaseEvent = 'release' | 'ready' | 'spare' | 'take' | 'close'
+export type LeaseEvent = 'release' | 'ready' | 'take' | 'close'
 
 const TRANSITIONS: Readonly<Record<LeaseState, Partial<Record<LeaseEvent, LeaseState>>>> = {
-  busy: { release: 'resetting', spare: 'idle', close: 'closed' },
+  busy: { release: 'resetting', close: 'closed' },
   resetting: { ready: 'idle', close: 'closed' },
   idle: { take: 'busy', close: 'closed' },
   closed: {}

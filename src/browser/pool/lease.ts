@@ -97,12 +97,8 @@ export class Lease implements GuardedLease {
     this.#deps = deps
   }
 
-  /**
-   * A new context (behind its own egress proxy) and page on `gen`, guarded, busy for the job that asked; or, `for`
-   * a spare, to be parked unused (`spareReady`) for the next job of its profile (counted in `spares`, not `contexts`
-   * and `pages`, which count what jobs had to open).
-   */
-  static async open (gen: Generation, emulation: Emulation, profile: LeaseProfile, deps: LeaseDeps, purpose: 'job' | 'spare' = 'job'): Promise<Lease> {
+  /** A new context (behind its own egress proxy) and page on `gen`, guarded, busy for the job that asked. */
+  static async open (gen: Generation, emulation: Emulation, profile: LeaseProfile, deps: LeaseDeps): Promise<Lease> {
     const proxy = await createEgressProxy(deps.proxyOptions)
     let context: BrowserContext
     try {
@@ -117,13 +113,12 @@ export class Lease implements GuardedLease {
       await proxy.close()
       throw err
     }
-    if (purpose === 'spare') deps.counters.spares += 1
-    else deps.counters.contexts += 1
+    deps.counters.contexts += 1
     const lease = new Lease(gen, profile, proxy, context, deps)
     proxy.onRefusal((refusal) => { lease.job?.refusals.push(refusal) })
     try {
       guardContext(context, lease)
-      await lease.#openPage(purpose === 'job')
+      await lease.#openPage()
       if (lease.session === undefined) throw new Error('no CDP session')
       await authenticateEgress(lease.session, proxy)
       lease.#contextListeners = snapshotListeners(context)
@@ -263,12 +258,6 @@ export class Lease implements GuardedLease {
   /** A reset lease waits in the idle list. */
   park (): void { this.#state = nextLeaseState(this.#state, 'ready') }
 
-  /** A lease opened as a spare waits in the idle list; one that served a job must be reset instead. */
-  spareReady (): void {
-    if (this.jobs > 0) throw new Error('a used lease cannot be parked as a spare')
-    this.#state = nextLeaseState(this.#state, 'spare')
-  }
-
   /** Closes the context and then the proxy, in the background: nobody waits for it. */
   close (): void {
     if (!this.#markClosed()) return
@@ -297,7 +286,7 @@ export class Lease implements GuardedLease {
     this.taint.consent = false
   }
 
-  async #openPage (counted = true): Promise<void> {
+  async #openPage (): Promise<void> {
     this.openingPage = true
     let page: Page
     try {
@@ -305,7 +294,7 @@ export class Lease implements GuardedLease {
     } finally {
       this.openingPage = false
     }
-    if (counted) this.#deps.counters.pages += 1
+    this.#deps.counters.pages += 1
     this.page = page
     this.captureSession = new PageCdpSession(page)
     this.pageEmulation = undefined

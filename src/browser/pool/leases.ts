@@ -1,11 +1,6 @@
 // Where the leases are: in use by a job (or its reset), or reset and idle. Idle leases are kept per profile, up to
 // `maxIdle` across profiles (each keeps a renderer), least recently used closed first; a job takes the most
 // recently used one of its own profile on the current browser.
-//
-// Spares: with no job waiting, a job's slot is given back as its reset starts (runner.ts), so the next job of the
-// profile must find another clean lease. When a job takes the last one its profile would have (none idle, none being reset, none on the way), a
-// spare is opened beside it (`topUp`) and parked unused; from then on the profile's leases take turns, one serving a
-// job while the last one is reset, and no job waits for a reset.
 import type { Lease } from './lease.ts'
 import type { Generation } from './supervisor.ts'
 
@@ -15,8 +10,6 @@ export class Leases {
   readonly #maxIdle: number
   /** Reset leases waiting for a job, least recently used first. */
   readonly #idle: Lease[] = []
-  /** Profile keys a spare is being opened for, per browser. */
-  readonly #opening = new Map<Generation, Set<string>>()
 
   constructor (maxIdle: number) {
     this.#maxIdle = maxIdle
@@ -39,51 +32,7 @@ export class Leases {
   park (lease: Lease): void {
     lease.park()
     this.#idle.push(lease)
-    this.#trim()
-  }
-
-  #trim (): void {
     while (this.#idle.length > this.#maxIdle) (this.#idle.shift() as Lease).close()
-  }
-
-  /**
-   * When the profile `key` has no clean lease coming on `gen` (none idle, none being reset, no spare on the way),
-   * opens a spare with `open` and parks it unused, or closes it when `usable()` says its browser went meanwhile.
-   * Returns the opening (rejects when `open` does), or undefined when the profile needs no spare.
-   */
-  topUp (key: string, gen: Generation, open: () => Promise<Lease>, usable: () => boolean): Promise<void> | undefined {
-    if (this.#maxIdle === 0 || this.#coming(key, gen)) return undefined
-    const opening = this.#opening.get(gen) ?? new Set<string>()
-    this.#opening.set(gen, opening)
-    opening.add(key)
-    return (async () => {
-      let lease: Lease
-      try {
-        lease = await open()
-      } finally {
-        opening.delete(key)
-        if (opening.size === 0) this.#opening.delete(gen)
-      }
-      if (!usable()) {
-        await lease.closeNow()
-        return
-      }
-      lease.spareReady()
-      // Behind the leases that served jobs: a job takes it only when none of them is idle.
-      this.#idle.unshift(lease)
-      this.#trim()
-    })()
-  }
-
-  /** Whether a clean lease of `key` on `gen` is idle, being reset, or being opened as a spare. */
-  #coming (key: string, gen: Generation): boolean {
-    if (this.#opening.get(gen)?.has(key) === true) return true
-    const ofProfile = (lease: Lease): boolean => lease.profile.key === key && lease.gen === gen
-    if (this.#idle.some(ofProfile)) return true
-    for (const lease of this.#busy) {
-      if (lease.state === 'resetting' && ofProfile(lease)) return true
-    }
-    return false
   }
 
   /** Closes the idle leases `which` selects. */

@@ -1,7 +1,6 @@
-// One job from its start to its release: a lease of the job's profile (an idle one, else a new one; a spare opened
-// beside it when the profile has no other clean lease coming, leases.ts), the job's emulation, the job itself raced
-// against its signal, the answer (jobs.ts), then, after the caller has it, the release: the lease is reset and
-// parked, or closed, and the slot is given back (as the reset starts when no job waits).
+// One job from its start to its release: a lease of the job's profile (an idle one, else a new one), the job's
+// emulation, the job itself raced against its signal, the answer (jobs.ts), then, after the caller has it, the
+// release: the lease is reset and parked, or closed, and the slot is given back.
 import type { BrowserContext, BrowserContextOptions, Page } from 'playwright-core'
 import { applyPageEmulation, pageEmulationKey, splitForwardedHeaders } from '../emulation.ts'
 import { BrowserError, toBrowserError } from '../errors.ts'
@@ -73,7 +72,6 @@ export class JobRunner {
         }
       }
       leases.hold(lease)
-      this.#topUp(gen, run, profile)
       const preparedFrom = performance.now()
       if (run.timings !== undefined) run.timings.lease = preparedFrom - startedAt
       const held = lease
@@ -146,49 +144,22 @@ export class JobRunner {
     if (run.changesMedia === false) lease.pageEmulation = emulationKey
   }
 
-  /** Opens a spare lease of the job's profile beside it when the profile has no other clean lease coming. */
-  #topUp (gen: Generation, run: FilledRunOptions, profile: LeaseProfile): void {
-    const { supervisor, leases, drain, log, leaseDeps, policy } = this.#deps
-    const open = async (): Promise<Lease> => {
-      const opening = Lease.open(gen, run.emulation, profile, leaseDeps, 'spare')
-      // Bounded like a reset (close() waits for it): one that opens too late is closed.
-      const lease = await within(opening, policy.resetTimeoutMs * 2)
-      if (!isTimedOut(lease)) return lease
-      void opening.then((late) => { late.close() }, noop)
-      throw new Error('the spare context did not open in time')
-    }
-    const spare = leases.topUp(profile.key, gen, open, () => !supervisor.closing && gen.state === 'up')
-    if (spare !== undefined) drain.track(spare.catch((err: unknown) => { log?.debug({ err }, 'a spare context could not be opened') }))
-  }
-
   async #release (lease: Lease | undefined, gen: Generation, startedAt: number): Promise<void> {
     const { supervisor, leases, limiter, drain, policy, log, counters } = this.#deps
-    const t = performance.now()
-    const keep = lease !== undefined && worthResetting({
-      closing: supervisor.closing,
-      generationUp: lease.gen.state === 'up',
-      contextTainted: lease.taint.context,
-      jobs: lease.jobs
-    }, policy)
-    // The reset starts (the lease is `resetting` from now on). With no job waiting, the slot goes back now: the next
-    // job takes another clean lease (an idle one or a spare, leases.ts) and never waits for this one's reset. With
-    // jobs waiting, the slot keeps counting the reset: the browser is saturated, and a reset beside a job slowed the
-    // jobs down (fewer answers in time in a burst; docs/benchmarks.md).
-    const resetting = keep ? within(lease.reset().then(() => true, (err: unknown) => {
-      log?.debug({ err }, 'page reset failed; closing the context')
-      return false
-    }), policy.resetTimeoutMs * 2) : undefined
-    if (keep) counters.resetting += 1
-    const early = limiter.queued === 0
-    if (early) {
-      limiter.release(performance.now() - startedAt)
-      this.#deps.pump()
-    }
     try {
       if (lease !== undefined) {
-        const ok = resetting !== undefined && await resetting === true
+        const t = performance.now()
+        const keep = worthResetting({
+          closing: supervisor.closing,
+          generationUp: lease.gen.state === 'up',
+          contextTainted: lease.taint.context,
+          jobs: lease.jobs
+        }, policy)
+        const ok = keep && await within(lease.reset().then(() => true, (err: unknown) => {
+          log?.debug({ err }, 'page reset failed; closing the context')
+          return false
+        }), policy.resetTimeoutMs * 2) === true
         if (keep) {
-          counters.resetting -= 1
           counters.resets += 1
           counters.resetSeconds += (performance.now() - t) / 1000
         }
@@ -205,7 +176,7 @@ export class JobRunner {
         }
       }
     } finally {
-      if (!early) limiter.release(performance.now() - startedAt)
+      limiter.release(performance.now() - startedAt)
       supervisor.released(gen)
       drain.wake()
       this.#deps.pump()

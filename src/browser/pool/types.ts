@@ -137,7 +137,7 @@ export interface AdmissionRefusals {
 
 /** The pool's running totals (PoolCounters) and what it is doing now. */
 export interface BrowserPoolStats extends PoolCounters {
-  /** Slots held: jobs running, and their resets while jobs wait (with none waiting, a reset gives its slot back). */
+  /** Jobs running (a job's reset included). */
   active: number
   queued: number
   /** Jobs refused so far: the queue full, too late to start before their deadline, or left the queue for that. */
@@ -175,21 +175,17 @@ export interface PoolCounters {
   launches: number
   /** Jobs started so far. */
   jobs: number
-  /** Contexts created so far for jobs (a job that reuses one, or takes a spare, creates none). */
+  /** Contexts created so far (a job that reuses one creates none). */
   contexts: number
-  /** Pages created so far for jobs (a spare's first page is counted in `spares`). */
+  /** Pages created so far. */
   pages: number
-  /** Contexts, each with its page, opened beside a job as a spare for the next job of its profile. */
-  spares: number
-  /** Resets of a lease between jobs so far (done after the job's answer). */
+  /** Resets of a lease between jobs so far (done after the job's answer, before the slot is given back). */
   resets: number
   /** Seconds those resets took, in all. */
   resetSeconds: number
-  /** Not a total: leases being reset now. */
-  resetting: number
 }
 
 /** Counters at zero (a new pool; a lazy pool not started yet). */
 export function zeroCounters (): PoolCounters {
-  return { launches: 0, jobs: 0, contexts: 0, pages: 0, spares: 0, resets: 0, resetSeconds: 0, resetting: 0 }
+  return { launches: 0, jobs: 0, contexts: 0, pages: 0, resets: 0, resetSeconds: 0 }
 }
