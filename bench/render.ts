@@ -341,6 +341,21 @@ export async function benchRender (): Promise<Record<string, number>> {
           const p = free.pop()!
           try { return await rawCapture(p, s.kind, `${fx.origin}/article/?${prefix}${tag++}`) } finally { free.push(p) }
         }
+        // The isolated limit (issue 25), what rates at c=4 are compared with: the same reused pages, and after each job
+        // the isolation of a careful raw user: a navigation to about:blank, then cookies, the origin's storage and the
+        // HTTP cache cleared through CDP.
+        const isolatedJob = async (prefix: string): Promise<void> => {
+          const p = free.pop()!
+          try {
+            await rawCapture(p, s.kind, `${fx.origin}/article/?${prefix}${tag++}`)
+            await p.page.goto('about:blank')
+            await Promise.all([
+              p.session.send('Network.clearBrowserCookies'),
+              p.session.send('Storage.clearDataForOrigin', { origin: fx.origin, storageTypes: 'all' }),
+              p.session.send('Network.clearBrowserCache')
+            ])
+          } finally { free.push(p) }
+        }
         // Sizes: the limit's fast encode and Chromium's default encode of the same page.
         if (s.kind === 'screenshot' && s.concurrency === 1) {
           figures[`${label}.fastPngBytes`] = (await rawJob('z')).length
@@ -368,12 +383,14 @@ export async function benchRender (): Promise<Record<string, number>> {
         const raws: Array<{ rate: number, latency: number }> = []
         const ours: Array<{ rate: number, latency: number }> = []
         const bases: Array<{ rate: number, latency: number }> = []
-        const cpu = { raw: [] as number[], ours: [] as number[], base: [] as number[] }
+        const isolateds: Array<{ rate: number, latency: number }> = []
+        const cpu = { raw: [] as number[], ours: [] as number[], base: [] as number[], isolated: [] as number[] }
         for (let round = 0; round < ROUNDS; round++) {
           // Rotate which side goes first.
           const sides = [
             async () => { raws.push(await counted(cpu.raw, n, limitCpu, async () => await drive(n, s.concurrency, async () => { await rawJob('r') }))) },
-            async () => { ours.push(await counted(cpu.ours, n, () => treeCpuMs(service.child.pid!), async () => await drive(n, s.concurrency, async () => { await ourJob('s') }))) }
+            async () => { ours.push(await counted(cpu.ours, n, () => treeCpuMs(service.child.pid!), async () => await drive(n, s.concurrency, async () => { await ourJob('s') }))) },
+            async () => { isolateds.push(await counted(cpu.isolated, n, limitCpu, async () => await drive(n, s.concurrency, async () => { await isolatedJob('i') }))) }
           ]
           if (base !== undefined) {
             sides.push(async () => { bases.push(await counted(cpu.base, n, () => treeCpuMs(base.child.pid!), async () => await drive(n, s.concurrency, async () => { await baseJob('b') }))) })
@@ -386,6 +403,17 @@ export async function benchRender (): Promise<Record<string, number>> {
         figures[`${label}.resetMs`] = 1000 * (resetsAfter.seconds - resetsBefore.seconds) / (resetsAfter.resets - resetsBefore.resets)
         const latencyRatios = ours.map((o, i) => o.latency / raws[i]!.latency)
         const rateRatios = ours.map((o, i) => o.rate / raws[i]!.rate)
+        const vsIsolated = (sides: Array<{ rate: number }>, key: string): void => {
+          const ratios = sides.map((o, i) => o.rate / isolateds[i]!.rate)
+          figures[key] = median(ratios)
+          figures[`${key}.min`] = Math.min(...ratios)
+          figures[`${key}.max`] = Math.max(...ratios)
+        }
+        vsIsolated(ours, `${label}.rateVsIsolated`)
+        if (base !== undefined) vsIsolated(bases, `${label}.base.rateVsIsolated`)
+        figures[`${label}.isolated.rate`] = median(isolateds.map(o => o.rate))
+        figures[`${label}.isolated.latency`] = median(isolateds.map(o => o.latency))
+        figures[`${label}.isolated.cpuMs`] = median(cpu.isolated)
         if (base !== undefined) {
           const baseLatency = bases.map((o, i) => o.latency / raws[i]!.latency)
           const baseRate = bases.map((o, i) => o.rate / raws[i]!.rate)
@@ -482,6 +510,12 @@ export function printRender (f: Record<string, number>): void {
     line(`  CPU per job (ms, median of rounds): pagecast ${fmt(f[`${label}.ours.cpuMs`] ?? NaN, 0)} (service and its Chromium), ` +
       `limit ${fmt(f[`${label}.reused.cpuMs`] ?? NaN, 0)} (its Chromium and the bench process, fixture server included)` +
       (f[`${label}.base.cpuMs`] === undefined ? '' : `, base tree ${fmt(f[`${label}.base.cpuMs`]!, 0)}`))
+    const vs = (key: string): string => `${fmt(f[key]!)} [${fmt(f[`${key}.min`]!)}-${fmt(f[`${key}.max`]!)}]`
+    if (f[`${label}.isolated.rate`] !== undefined) {
+      line(`  isolated limit (about:blank and clearing after each job): ${fmt(f[`${label}.isolated.rate`]!)}/s ${fmt(f[`${label}.isolated.latency`]!, 0)}ms, ` +
+        `CPU ${fmt(f[`${label}.isolated.cpuMs`]!, 0)} ms/job; pagecast's rate against it ${vs(`${label}.rateVsIsolated`)}${label.endsWith('c4') ? ' (target >= 0.85)' : ''}` +
+        (f[`${label}.base.rateVsIsolated`] === undefined ? '' : `, base tree's ${vs(`${label}.base.rateVsIsolated`)}`))
+    }
     if (f[`${label}.base.rate`] !== undefined) {
       const b = `${label}.base`
       line(`  base tree (same rounds): ${fmt(f[`${b}.rate`]!)}/s ${fmt(f[`${b}.latency`]!, 0)}ms, latency ratio ${fmt(f[`${b}.latencyRatio`]!)} ` +

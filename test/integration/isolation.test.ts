@@ -10,7 +10,7 @@ import { readFile } from 'node:fs/promises'
 import http from 'node:http'
 import path from 'node:path'
 import type { Page } from 'playwright-core'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { createAddressGuard } from '../../src/net/guard.ts'
 import { createBrowserPool } from '../../src/browser/pool/index.ts'
 import type { BrowserPool, JobInfo } from '../../src/browser/pool/index.ts'
@@ -52,6 +52,14 @@ const BASE: Emulation = {
 
 function run<T> (job: (page: Page, info: JobInfo) => Promise<T>, emulation: Emulation = BASE): Promise<T> {
   return pool.run(job, { signal: AbortSignal.timeout(20_000), emulation })
+}
+
+/** Runs a job, then waits for its lease's reset: the next job then gets the same page (the most recently used one). */
+async function runThenReset<T> (job: (page: Page, info: JobInfo) => Promise<T>, emulation: Emulation = BASE): Promise<T> {
+  const value = await run(job, emulation)
+  // At rest: no job holds a slot (a slot is held until the job's lease is reset and parked).
+  await vi.waitFor(() => { expect(pool.stats().active).toBe(0) }, { timeout: 15_000, interval: 20 })
+  return value
 }
 
 function html (res: http.ServerResponse, body: string): void {
@@ -128,8 +136,10 @@ describe('state set by one job is invisible to the next on the same slot', () =>
   it('cookies, storage of every kind, HTTP cache, permissions, history, window.name, listeners, routes and per-job emulation', async () => {
     const A = site.origin
     const requestsSeenByJob1: string[] = []
+    let job1Page: Page | undefined
 
-    const set = await run(async (page) => {
+    const set = await runThenReset(async (page) => {
+      job1Page = page
       // Job-level changes a careless pipeline could leave behind.
       page.on('request', (request) => { requestsSeenByJob1.push(request.url()) })
       await page.goto(`${A}/plain.html`)
@@ -185,6 +195,7 @@ describe('state set by one job is invisible to the next on the same slot', () =>
     const between = pool.stats()
 
     const seen = await run(async (page) => {
+      expect(page).toBe(job1Page)
       const response = await page.goto(`${A}/plain.html`)
       const state = await page.evaluate(`(async () => {
         const token = await (await fetch('/cached')).text()
@@ -281,7 +292,9 @@ describe('state set by one job is invisible to the next on the same slot', () =>
   })
 
   it('a job that changes its context in ways a reset cannot undo gets a new context next time', async () => {
+    let closed = false
     await run(async (page) => {
+      page.context().once('close', () => { closed = true })
       await page.context().addInitScript('window.__tainted = true')
       await page.context().setExtraHTTPHeaders({ 'x-context': 'job-1' })
       await page.goto(`${site.origin}/plain.html`)
@@ -295,6 +308,8 @@ describe('state set by one job is invisible to the next on the same slot', () =>
     })
     expect(tainted).toBe(false)
     expect(siteRequests[0]?.headers['x-context']).toBeUndefined()
+    // The tainted context is closed, not reset; the next job had a new one.
+    await vi.waitFor(() => { expect(closed).toBe(true) })
     expect(pool.stats().contexts).toBe(before.contexts + 1)
   })
 
@@ -410,14 +425,16 @@ describe('state a job\'s origin opted into, and requests that outlive their job'
   it('a keepalive fetch or a beacon of one job cannot set a cookie during the next', async () => {
     lateArrivals.length = 0
     lateReleased = new Promise((resolve) => { releaseLate = resolve })
-    await run(async (page) => {
+    const keepalivePage = await runThenReset(async (page) => {
       await page.goto(`${site.origin}/keepalive.html`)
       // The keepalive request is at the server, waiting for its answer, when the job ends.
       for (let i = 0; i < 100 && !lateArrivals.includes('keepalive'); i++) await page.waitForTimeout(50)
       expect(lateArrivals).toContain('keepalive')
+      return page
     })
     const before = pool.stats()
     const cookies = await run(async (page) => {
+      expect(page).toBe(keepalivePage)
       await page.goto(`${site.origin}/plain.html`)
       releaseLate()
       // Time for a late answer to arrive and set its cookie, were it still connected.
