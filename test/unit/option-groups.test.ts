@@ -38,7 +38,7 @@ describe('option groups', () => {
     expect(Object.keys(groups)).toEqual([...GROUPS])
     for (const group of GROUPS) expect(Object.isFrozen(groups[group])).toBe(true)
     expect(Object.assign({}, ...Object.values(groups))).toEqual(options)
-    expect(groups.steps).toEqual({ waitUntil: ['auto'], waitForSelector: 'h1', click: [], modules: [], scripts: [], styles: [] })
+    expect(groups.steps).toEqual({ waitUntil: ['auto'], waitForSelector: 'h1', click: [], actions: [], modules: [], scripts: [], styles: [] })
     expect(groups.reply).toEqual({ embed: 'title' })
     expect(groups.cache).toEqual({ ttl: 3_600_000, staleTtl: false, force: false })
     expect('filter' in groups.reply).toBe(false)
