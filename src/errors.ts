@@ -147,6 +147,11 @@ export const ERROR_CATALOG = {
     message: 'The page crashed the browser tab that loaded it.',
     when: 'The target page\'s renderer died (it exhausted its memory, for instance) on every attempt `retry` allows, while the browser itself went on.'
   },
+  EACTION: {
+    status: 400,
+    message: 'An action could not be done in the page.',
+    when: 'An `actions` entry failed: its selector matched no visible element within its wait, a key is unknown, or its script threw; `data.actions` names the action.'
+  },
   ETIMEOUT: {
     status: 504,
     message: 'The request ran out of time.',

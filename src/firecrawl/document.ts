@@ -117,22 +117,17 @@ function fileUrl (value: unknown): string | undefined {
   return value !== null && typeof value === 'object' ? text((value as { url?: unknown }).url) : undefined
 }
 
-function actionsOf (request: ScrapeRequest, data: Record<string, unknown>, pageUrl: string, rawHtml: string): ActionsResult | undefined {
+/** `data.actions` of the envelope (pipeline/enrichers/action-files.ts): the captures' URLs, the scrapes, the values. */
+function actionsOf (request: ScrapeRequest, data: Record<string, unknown>): ActionsResult | undefined {
   if (request.actions.length === 0) return undefined
-  const result: ActionsResult = { screenshots: [], scrapes: [], javascriptReturns: [], pdfs: [] }
-  let scripts = 0
-  const screenshot = fileUrl(data.screenshot)
-  const pdf = fileUrl(data.pdf)
-  for (const action of request.actions) {
-    if (action.type === 'screenshot' && screenshot !== undefined) result.screenshots.push(screenshot)
-    if (action.type === 'pdf' && pdf !== undefined) result.pdfs.push(pdf)
-    if (action.type === 'scrape') result.scrapes.push({ url: pageUrl, html: rawHtml })
-    if (action.type === 'executeJavascript') {
-      const value = data[`${FIELDS.script}${scripts++}`] ?? null
-      result.javascriptReturns.push({ type: value === null ? 'null' : Array.isArray(value) ? 'array' : typeof value, value })
-    }
+  const recorded = (data.actions ?? {}) as Record<string, unknown>
+  const list = (value: unknown): unknown[] => Array.isArray(value) ? value : []
+  return {
+    screenshots: list(recorded.screenshots).map(fileUrl).filter((url): url is string => url !== undefined),
+    scrapes: list(recorded.scrapes) as ActionsResult['scrapes'],
+    javascriptReturns: list(recorded.javascriptReturns) as ActionsResult['javascriptReturns'],
+    pdfs: list(recorded.pdfs).map(fileUrl).filter((url): url is string => url !== undefined)
   }
-  return result
 }
 
 /** The Document of a served scrape, with the formats `request` asks for. */
@@ -170,7 +165,7 @@ export function documentOf (request: ScrapeRequest, served: Served): Document {
     if (screenshot !== undefined) document.screenshot = screenshot
     else document.warning = 'The screenshot could not be taken.'
   }
-  const actions = actionsOf(request, data, url, rawHtml)
+  const actions = actionsOf(request, data)
   if (actions !== undefined) document.actions = actions
   return document
 }

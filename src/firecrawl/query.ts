@@ -11,9 +11,7 @@ export const FIELDS = {
   links: 'links',
   images: 'images',
   favicon: 'favicon',
-  metaTags: 'metaTags',
-  /** executeJavascript actions, numbered: `js0`, `js1`, … */
-  script: 'js'
+  metaTags: 'metaTags'
 } as const
 
 /** The rules every scrape reads (`[name, value]` pairs of the query). */
@@ -41,20 +39,6 @@ const CONTENT_RULES: ReadonlyArray<readonly [string, string]> = [
 /** The device a `mobile` scrape emulates (browser/devices.ts). */
 export const MOBILE_DEVICE = 'iPhone 15'
 
-/**
- * An executeJavascript script as an `evaluate` source: an expression stays one (its value is returned); statements
- * become the body of a function (what they `return` is returned). Only parsed here, never run.
- */
-export function evaluateSource (script: string): string {
-  try {
-    // eslint-disable-next-line no-new, @typescript-eslint/no-implied-eval -- compiles, never calls
-    new Function(`return (${script}\n)`)
-    return script
-  } catch {
-    return `() => {\n${script}\n}`
-  }
-}
-
 /** How the scrape's cache options map (docs/firecrawl.md#cache): maxAge 0 recomputes; on pro, maxAge is the ttl. */
 function cachePairs (request: ScrapeRequest, pro: boolean): Array<readonly [string, string]> {
   if (request.maxAge === undefined) return []
@@ -65,47 +49,23 @@ function cachePairs (request: ScrapeRequest, pro: boolean): Array<readonly [stri
   return [['ttl', String(ttl)]]
 }
 
-/** The page steps of the actions: waits, clicks, scroll, scripts, and the captures they ask for. */
+/**
+ * The actions as `GET /`'s `actions` (a JSON list the page step runs in the order given); `waitFor` is the fixed
+ * wait before them (`waitForTimeout`, at most `timeout`).
+ */
 function actionPairs (request: ScrapeRequest): Array<readonly [string, string]> {
   const pairs: Array<readonly [string, string]> = []
-  let waited = request.waitFor
-  let clicks = 0
-  let scripts = 0
-  for (const action of request.actions) {
-    switch (action.type) {
-      case 'wait':
-        if (action.milliseconds !== undefined) waited += action.milliseconds
-        if (action.selector !== undefined) pairs.push(['waitForSelector', action.selector])
-        break
-      case 'click':
-        pairs.push([`click.${clicks++}`, action.selector])
-        break
-      case 'scroll':
-        pairs.push(['scroll', action.selector ?? (action.direction === 'down' ? 'body > :last-child' : 'body')])
-        break
-      case 'executeJavascript':
-        pairs.push([`data.${FIELDS.script}${scripts++}.evaluate`, evaluateSource(action.script)])
-        break
-      case 'pdf':
-        pairs.push(['pdf', 'true'])
-        if (action.format !== undefined) pairs.push(['pdf.format', action.format])
-        if (action.landscape !== undefined) pairs.push(['pdf.landscape', String(action.landscape)])
-        if (action.scale !== undefined) pairs.push(['pdf.scale', String(action.scale)])
-        break
-      default:
-        break
-    }
-  }
+  if (request.actions.length > 0) pairs.push(['actions', JSON.stringify(request.actions)])
+  const waited = request.waitFor
   if (waited > 0) pairs.push(['waitForTimeout', String(request.timeout === undefined ? waited : Math.min(waited, request.timeout))])
   return pairs
 }
 
-/** The screenshot the formats and actions ask for, at most one (a full page when either asks for it). */
+/** The screenshot the formats ask for (the actions' own are taken by the actions step, each at its place). */
 function screenshotPairs (request: ScrapeRequest): Array<readonly [string, string]> {
-  const shots = request.actions.filter((action) => action.type === 'screenshot')
-  if (request.screenshot === undefined && shots.length === 0) return []
-  const fullPage = request.screenshot?.fullPage === true || shots.some((shot) => shot.fullPage)
-  const quality = request.screenshot?.quality ?? shots.find((shot) => shot.quality !== undefined)?.quality
+  if (request.screenshot === undefined) return []
+  const fullPage = request.screenshot.fullPage
+  const quality = request.screenshot.quality
   const pairs: Array<readonly [string, string]> = [['screenshot', 'true']]
   if (fullPage) pairs.push(['screenshot.fullPage', 'true'])
   if (quality !== undefined) pairs.push(['screenshot.type', 'jpeg'], ['screenshot.quality', String(quality)])

@@ -1,9 +1,9 @@
 // The body of a Firecrawl scrape (POST /v1|v2/scrape, docs/firecrawl.md), read into one normalized ScrapeRequest.
 // Fastify checks the body's shape against SCRAPE_BODY_SCHEMA (schemas/firecrawl.ts) first (the same schema the OpenAPI document shows); what a
-// JSON schema cannot say (a format that needs a language model, an action we cannot run, a proxy mode) is refused
+// JSON schema cannot say (a format that needs a language model, an action's missing field, a proxy mode) is refused
 // here, each with 400 and the name of what was refused. Keys clients add (`origin`, `integration`, …) are ignored.
 import { AppError } from '../errors.ts'
-import { PAPER_FORMATS, type PaperFormat } from '../schemas/options.ts'
+import { readActionList, type PageAction } from '../schemas/actions.ts'
 import { FORMATS, LLM_FORMATS, type ApiVersion, type Format } from '../schemas/firecrawl.ts'
 
 export type { ApiVersion, Format }
@@ -15,15 +15,8 @@ export interface ScreenshotSpec {
   viewport?: { width: number, height: number }
 }
 
-/** One action, in the order given (docs/firecrawl.md says how each maps and what runs when). */
-export type Action =
-  | { type: 'wait', milliseconds?: number, selector?: string }
-  | { type: 'click', selector: string }
-  | { type: 'scroll', direction: 'up' | 'down', selector?: string }
-  | { type: 'screenshot', fullPage: boolean, quality?: number }
-  | { type: 'scrape' }
-  | { type: 'executeJavascript', script: string }
-  | { type: 'pdf', format?: PaperFormat, landscape?: boolean, scale?: number }
+/** One action, in the order given (schemas/actions.ts reads them; docs/firecrawl.md#actions says what each does). */
+export type Action = PageAction
 
 export interface ScrapeRequest {
   /** The URL as the client sent it (metadata.sourceURL). */
@@ -90,54 +83,6 @@ function readFormats (raw: unknown[] | undefined, version: ApiVersion): { format
   return screenshot === undefined ? { formats } : { formats, screenshot }
 }
 
-function str (action: Record<string, unknown>, name: string, index: number): string {
-  const value = action[name]
-  if (typeof value !== 'string' || value.trim() === '') refuse('actions', `actions[${index}] (${String(action.type)}) needs \`${name}\` as a non-empty string.`)
-  return value
-}
-
-function readAction (action: Record<string, unknown>, index: number): Action {
-  switch (action.type) {
-    case 'wait': {
-      const ms = action.milliseconds
-      const selector = action.selector
-      if (ms !== undefined && (typeof ms !== 'number' || !Number.isInteger(ms) || ms < 0)) refuse('actions', `actions[${index}] (wait): \`milliseconds\` must be a whole number >= 0.`)
-      if (ms === undefined && selector === undefined) refuse('actions', `actions[${index}] (wait) needs \`milliseconds\` or \`selector\`.`)
-      return { type: 'wait', ...(ms === undefined ? {} : { milliseconds: ms }), ...(selector === undefined ? {} : { selector: str(action, 'selector', index) }) }
-    }
-    case 'click': return { type: 'click', selector: str(action, 'selector', index) }
-    case 'scroll': {
-      const direction = action.direction ?? 'down'
-      if (direction !== 'up' && direction !== 'down') refuse('actions', `actions[${index}] (scroll): \`direction\` is up or down.`)
-      return { type: 'scroll', direction, ...(action.selector === undefined ? {} : { selector: str(action, 'selector', index) }) }
-    }
-    case 'screenshot': {
-      const quality = action.quality
-      if (quality !== undefined && (typeof quality !== 'number' || quality < 0 || quality > 100)) refuse('actions', `actions[${index}] (screenshot): \`quality\` is 0 to 100.`)
-      return { type: 'screenshot', fullPage: action.fullPage === true, ...(quality === undefined ? {} : { quality }) }
-    }
-    case 'scrape': return { type: 'scrape' }
-    case 'executeJavascript': return { type: 'executeJavascript', script: str(action, 'script', index) }
-    case 'pdf': {
-      const format = action.format
-      if (format !== undefined && !(PAPER_FORMATS as readonly unknown[]).includes(format)) refuse('actions', `actions[${index}] (pdf): \`format\` is one of ${PAPER_FORMATS.join(', ')}.`)
-      const scale = action.scale
-      if (scale !== undefined && (typeof scale !== 'number' || scale < 0.1 || scale > 2)) refuse('actions', `actions[${index}] (pdf): \`scale\` is 0.1 to 2.`)
-      return {
-        type: 'pdf',
-        ...(format === undefined ? {} : { format: format as PaperFormat }),
-        ...(typeof action.landscape === 'boolean' ? { landscape: action.landscape } : {}),
-        ...(scale === undefined ? {} : { scale })
-      }
-    }
-    case 'write':
-    case 'press':
-      return refuse('actions', `actions[${index}]: \`${action.type}\` (typing into the page) is not supported; click, wait, scroll, screenshot, scrape, executeJavascript and pdf are.`)
-    default:
-      return refuse('actions', `actions[${index}]: unknown action type \`${String(action.type)}\`.`)
-  }
-}
-
 /** Firecrawl's proxy modes that mean "no particular proxy"; a URL is our `proxy` parameter (plan permitting). */
 const DIRECT_PROXY_MODES = new Set(['basic', 'auto'])
 
@@ -166,7 +111,7 @@ export function readScrapeRequest (body: Record<string, unknown>, version: ApiVe
     ...(timeout === undefined ? {} : { timeout }),
     mobile: body.mobile === true,
     blockAds: body.blockAds !== false,
-    actions: ((body.actions as Array<Record<string, unknown>> | undefined) ?? []).map(readAction),
+    actions: readActionList(body.actions ?? []),
     languages: location?.languages ?? [],
     ...(maxAge === undefined ? {} : { maxAge }),
     storeInCache: body.storeInCache !== false,

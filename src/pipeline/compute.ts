@@ -114,6 +114,7 @@ async function compute (deps: ComputeDeps, options: ExtractOptions, run: Compute
     const fnResult = loaded.rendered?.values.function
     if (fnResult !== undefined) extraction.data.function = fnResult
     if (generated !== undefined) extraction.generated = await generated
+    if (loaded.rendered?.actions !== undefined) extraction.actions = loaded.rendered.actions
 
     await enrich(extraction, {
       deps,

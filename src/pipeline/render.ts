@@ -6,6 +6,7 @@ import type { AddressGuard } from '../net/guard.ts'
 import type { BrowserPool } from '../browser/pool/types.ts'
 import type { AdblockLoader } from '../adblock/index.ts'
 import { loadOptionsOf } from './page-options.ts'
+import { actionCapturer } from './action-capture.ts'
 import type { EmulationOptions, OptionGroups, TargetOptions } from '../schemas/option-groups.ts'
 import type { JobEmulation } from '../browser/emulation.ts'
 import { resolveDevice } from '../schemas/devices.ts'
@@ -90,13 +91,16 @@ export async function renderPage (
           if (refused !== undefined) throw refusalError(refused)
         }
         let loaded: LoadedPage
+        // Waits the actions' captures gave up on (a full page's lazy content), beside the steps' own.
+        const loadGaveUp: string[] = []
         try {
           loaded = await loadPage(page, load, budget, {
             maxRedirects: limits.maxRedirects,
             maxHtmlBytes: limits.maxHtmlBytes,
             timings,
             serialize,
-            ...(adblocker === undefined ? {} : { adblocker })
+            ...(adblocker === undefined ? {} : { adblocker }),
+            ...(load.actions.length === 0 ? {} : { capture: actionCapturer(info.captureSession(), limits.maxFullPageHeight, (wait) => { loadGaveUp.push(wait) }), discardPage: info.discardPage })
           })
         } catch (err) {
           assertNotRefused()
@@ -105,7 +109,7 @@ export async function renderPage (
         assertNotRefused()
         const loadTime = performance.now() - t0
         const t1 = performance.now()
-        const gaveUp = [...loaded.gaveUp]
+        const gaveUp = [...loaded.gaveUp, ...loadGaveUp]
         const { files, values } = await runProducers(outputs, {
           url: target.url,
           page,

@@ -75,6 +75,18 @@ export interface ScreenshotOptions {
 export const PAPER_FORMATS = ['Letter', 'Legal', 'Tabloid', 'Ledger', 'A0', 'A1', 'A2', 'A3', 'A4', 'A5', 'A6'] as const
 export type PaperFormat = (typeof PAPER_FORMATS)[number]
 
+/** One page action of `actions` (schemas/actions.ts reads them), in the order given. */
+export type PageAction =
+  | { type: 'wait', milliseconds?: number, selector?: string }
+  | { type: 'click', selector: string, all?: boolean }
+  | { type: 'write', text: string }
+  | { type: 'press', key: string }
+  | { type: 'scroll', direction: 'up' | 'down', selector?: string }
+  | { type: 'screenshot', fullPage: boolean, quality?: number }
+  | { type: 'scrape' }
+  | { type: 'executeJavascript', script: string }
+  | { type: 'pdf', format?: PaperFormat, landscape?: boolean, scale?: number }
+
 /** Paper sizes in inches, portrait (Playwright's table). */
 export const PAPER_SIZES_IN: Readonly<Record<PaperFormat, { width: number, height: number }>> = Object.freeze({
   Letter: { width: 8.5, height: 11 },
@@ -204,6 +216,8 @@ export interface ExtractOptions {
   timeout: number
   click: string[]
   scroll?: string
+  /** Done in the page in this order after the other steps (browser/steps/actions.ts); empty when none. */
+  actions: PageAction[]
   modules: string[]
   scripts: string[]
   styles: string[]

@@ -14,6 +14,7 @@ import {
   PROXY_SHAPE, SCREENSHOT_LEGACY, SCREENSHOT_SHAPE, STRING, STRING_OR_LIST, SWITCH, VIEWPORT_SHAPE, LIST
 } from './shapes.ts'
 import { readData } from './read-rules.ts'
+import { readActions } from './read-actions.ts'
 import { readArgs, readFunction } from './read-function.ts'
 import { readPdf, readScreenshot } from './read-capture.ts'
 import { readIframe, readInsights, readMeta, readPing } from './read-detectors.ts'
@@ -251,6 +252,14 @@ export const PARAMETERS = {
     cacheKey: 'keep',
     browser: { when: (o) => o.scroll !== undefined },
     doc: doc('Selector scrolled into view after the clicks.', STRING)
+  },
+  actions: {
+    group: 'steps',
+    shape: LEAF,
+    read: readActions,
+    cacheKey: 'keep',
+    browser: { when: (o) => o.actions.length > 0 },
+    doc: doc('A JSON list of page actions done in the order given, after the other steps: `wait`, `click`, `write`, `press`, `scroll`, `screenshot`, `scrape`, `executeJavascript`, `pdf` (docs/firecrawl.md#actions). Their captures are in `data.actions`. An action that cannot be done is EACTION.', STRING)
   },
   modules: {
     group: 'steps',

@@ -17,9 +17,10 @@ export function isValidFileKey (key: unknown): key is string {
 
 /**
  * The storage key of a generated file: the hex SHA-256 of `<cacheKey>:<kind>` plus the extension, or
- * `<hash>/<filename>` when the file is named (the query parser has already added the extension).
+ * `<hash>/<filename>` when the file is named (the query parser has already added the extension). An action's capture
+ * is keyed by its path in `data` (`actions.screenshots.0`) in place of the kind.
  */
-export function fileKeyOf (cacheKey: string, kind: FileKind, ext: FileExt, filename?: string): string {
+export function fileKeyOf (cacheKey: string, kind: FileKind | `actions.${string}`, ext: FileExt, filename?: string): string {
   const hash = sha256(`${cacheKey}:${kind}`)
   const key = filename === undefined ? `${hash}.${ext}` : `${hash}/${filename}`
   if (!isValidFileKey(key)) throw new RangeError(`invalid file name for storage: ${JSON.stringify(filename)}`)

@@ -48,6 +48,7 @@ const SAMPLES: Record<OptionName, readonly string[]> = {
   waitForTimeout: ['waitForTimeout=1s', 'waitForTimeout=0'],
   click: ['click=button', 'click=a&click=b'],
   scroll: ['scroll=%23x'],
+  actions: ['actions=%5B%5D', 'actions=%5B%7B%22type%22%3A%22scrape%22%7D%5D'],
   modules: ['modules=x'],
   scripts: ['scripts=alert(1)'],
   styles: ['styles=body%7B%7D'],

@@ -12,7 +12,7 @@ const PRO = { plan: 'pro' as const, headers: {}, maxTimeout: 28_000 }
 const ALL_KEYS = [
   'url', 'meta', 'data', 'filter', 'embed', 'screenshot', 'pdf', 'video', 'audio', 'iframe', 'insights', 'palette', 'ping',
   'function', 'device', 'viewport', 'colorScheme', 'mediaType', 'javascript', 'animations', 'adblock', 'headers', 'prerender',
-  'waitUntil', 'waitForSelector', 'waitForTimeout', 'timeout', 'click', 'scroll', 'modules', 'scripts', 'styles', 'retry',
+  'waitUntil', 'waitForSelector', 'waitForTimeout', 'timeout', 'click', 'scroll', 'actions', 'modules', 'scripts', 'styles', 'retry',
   'proxy', 'ttl', 'staleTtl', 'force', 'cacheKey', 'filename', 'args'
 ] as const satisfies ReadonlyArray<keyof ExtractOptions>
 
@@ -26,7 +26,7 @@ describe('option groups', () => {
   })
 
   it('are derived as types from the table', () => {
-    expectTypeOf<StepOptions>().toEqualTypeOf<Pick<ExtractOptions, 'waitUntil' | 'waitForSelector' | 'waitForTimeout' | 'click' | 'scroll' | 'modules' | 'scripts' | 'styles'>>()
+    expectTypeOf<StepOptions>().toEqualTypeOf<Pick<ExtractOptions, 'waitUntil' | 'waitForSelector' | 'waitForTimeout' | 'click' | 'scroll' | 'actions' | 'modules' | 'scripts' | 'styles'>>()
     expectTypeOf<CacheOptions>().toEqualTypeOf<Pick<ExtractOptions, 'ttl' | 'staleTtl' | 'force' | 'cacheKey'>>()
     expectTypeOf<ReplyOptions>().toEqualTypeOf<Pick<ExtractOptions, 'filter' | 'embed' | 'filename'>>()
     expectTypeOf<TargetOptions>().toEqualTypeOf<Pick<ExtractOptions, 'url' | 'prerender' | 'proxy' | 'headers' | 'timeout' | 'retry'>>()
@@ -38,7 +38,7 @@ describe('option groups', () => {
     expect(Object.keys(groups)).toEqual([...GROUPS])
     for (const group of GROUPS) expect(Object.isFrozen(groups[group])).toBe(true)
     expect(Object.assign({}, ...Object.values(groups))).toEqual(options)
-    expect(groups.steps).toEqual({ waitUntil: ['auto'], waitForSelector: 'h1', click: [], modules: [], scripts: [], styles: [] })
+    expect(groups.steps).toEqual({ waitUntil: ['auto'], waitForSelector: 'h1', click: [], actions: [], modules: [], scripts: [], styles: [] })
     expect(groups.reply).toEqual({ embed: 'title' })
     expect(groups.cache).toEqual({ ttl: 3_600_000, staleTtl: false, force: false })
     expect('filter' in groups.reply).toBe(false)

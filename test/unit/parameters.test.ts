@@ -23,7 +23,7 @@ describe('the parameter table', () => {
 
   it('knows which parameters can need the browser', () => {
     expect(BROWSER_NEEDS.map(({ name }) => name).sort()).toEqual([
-      'click', 'data', 'function', 'insights', 'modules', 'pdf', 'screenshot', 'scripts', 'scroll', 'styles', 'waitForSelector', 'waitForTimeout', 'waitUntil'
+      'actions', 'click', 'data', 'function', 'insights', 'modules', 'pdf', 'screenshot', 'scripts', 'scroll', 'styles', 'waitForSelector', 'waitForTimeout', 'waitUntil'
     ])
   })
 

@@ -12,6 +12,7 @@ import { trackNetwork } from '../network-idle.ts'
 import type { Budget } from '../page/budget.ts'
 import { newValueMark, serializePage, type SerializeOptions } from '../page/serialize.ts'
 import { CONSENT_STYLE_SELECTOR, type Adblocker } from '../../adblock/index.ts'
+import { actionsStep } from './actions.ts'
 import { adblockStep } from './adblock.ts'
 import { afterNavigationStep } from './after-navigation.ts'
 import { animationsStep } from './animations.ts'
@@ -20,11 +21,11 @@ import { interactStep } from './interact.ts'
 import { mediaTypeStep } from './media-type.ts'
 import { navigateStep } from './navigate.ts'
 import { settleStep } from './settle.ts'
-import { acrossNavigation, type LoadOptions, type MainResponse, type PageStep, type StepContext } from './step.ts'
+import { acrossNavigation, type ActionCapturer, type ActionResults, type LoadOptions, type MainResponse, type PageStep, type StepContext } from './step.ts'
 import { waitForSelectorStep } from './wait-for-selector.ts'
 import { waitForTimeoutStep } from './wait-for-timeout.ts'
 
-export type { LoadOptions, MainResponse, PageStep } from './step.ts'
+export type { ActionCapturer, ActionResults, CapturedFile, LoadOptions, MainResponse, PageStep } from './step.ts'
 
 /** Whether loading with `options` emulates a CSS media type on the page (the pool must clear it for the next job). */
 export function changesMedia (options: LoadOptions): boolean {
@@ -42,7 +43,9 @@ export const PAGE_STEPS: readonly PageStep[] = Object.freeze([
   injectStep,
   interactStep,
   settleStep,
-  adblockStep
+  adblockStep,
+  // Last: the actions run on the page as every other step left it, in their own order.
+  actionsStep
 ])
 
 export interface LoadedPage extends MainResponse {
@@ -57,6 +60,8 @@ export interface LoadedPage extends MainResponse {
   html: string
   /** The attribute holding the live form values in `html`, when they were asked for (`LoadOptions.formValues`). */
   valueMark?: string
+  /** What `actions` captured, when it ran. */
+  actions?: ActionResults
 }
 
 export interface LoadPageOptions {
@@ -72,6 +77,10 @@ export interface LoadPageOptions {
   serialize?: boolean
   /** MAX_HTML_BYTES: a DOM whose serialization is larger is refused in the page (400 EINVALURL). */
   maxHtmlBytes?: number
+  /** How `actions` captures screenshots and PDFs mid-sequence (StepContext.capture). */
+  capture?: ActionCapturer
+  /** Marks the page as not to be reused (the `actions` step calls it before typing or running a script). */
+  discardPage?: () => void
 }
 
 /**
@@ -104,7 +113,7 @@ function serializeOptions (options: LoadOptions, adblocker: Adblocker | undefine
  */
 export async function loadPage (
   page: Page, options: LoadOptions, budget: Budget,
-  { afterNavigation, maxRedirects = DEFAULT_MAX_REDIRECTS, adblocker, timings, serialize: serializes = true, maxHtmlBytes = DEFAULT_MAX_HTML_BYTES }: LoadPageOptions = {}
+  { afterNavigation, maxRedirects = DEFAULT_MAX_REDIRECTS, adblocker, timings, serialize: serializes = true, maxHtmlBytes = DEFAULT_MAX_HTML_BYTES, capture, discardPage }: LoadPageOptions = {}
 ): Promise<LoadedPage> {
   throwIfAborted(budget.signal)
   const tracker = trackNetwork(page)
@@ -114,7 +123,10 @@ export async function loadPage (
     budget,
     tracker,
     maxRedirects,
+    maxHtmlBytes,
     gaveUp: [],
+    ...(capture === undefined ? {} : { capture }),
+    ...(discardPage === undefined ? {} : { discardPage }),
     ...(afterNavigation === undefined ? {} : { afterNavigation }),
     ...(adblocker === undefined ? {} : { adblocker })
   }
@@ -128,12 +140,13 @@ export async function loadPage (
     throwIfAborted(budget.signal)
     const response = step.response
     if (response === undefined) throw new Error('the navigation step did not run')
-    if (!serializes) return { url: page.url(), ...response, gaveUp: step.gaveUp, html: '' }
+    const actions = step.actions === undefined ? {} : { actions: step.actions }
+    if (!serializes) return { url: page.url(), ...response, gaveUp: step.gaveUp, html: '', ...actions }
     const t = performance.now()
     const how = serializeOptions(options, adblocker, maxHtmlBytes)
     const html = await serialize(page, budget, how)
     if (timings !== undefined) timings.serialize = performance.now() - t
-    return { url: page.url(), ...response, gaveUp: step.gaveUp, html, ...(how.valueMark === undefined ? {} : { valueMark: how.valueMark }) }
+    return { url: page.url(), ...response, gaveUp: step.gaveUp, html, ...actions, ...(how.valueMark === undefined ? {} : { valueMark: how.valueMark }) }
   } finally {
     tracker.dispose()
   }

@@ -4,8 +4,9 @@
 import type { Page } from 'playwright-core'
 import type { Adblocker } from '../../adblock/index.ts'
 import type { Redirect } from '../../net/types.ts'
+import type { FileExt } from '../../storage/index.ts'
 import type { EmulationOptions, StepOptions, TargetOptions } from '../../schemas/option-groups.ts'
-import type { WaitUntil } from '../../schemas/options.ts'
+import type { PaperFormat, WaitUntil } from '../../schemas/options.ts'
 import { isAppError } from '../../errors.ts'
 import { abortable, throwIfAborted } from '../../util/abort.ts'
 import { isTargetClosed } from '../errors.ts'
@@ -34,6 +35,32 @@ export interface MainResponse {
   redirects: Redirect[]
 }
 
+/** A file an action captured in the page (a screenshot, a PDF), not yet stored. */
+export interface CapturedFile {
+  body: Buffer
+  ext: FileExt
+  contentType: string
+  /** Media object members beyond url, type and sizes (a screenshot's width and height). */
+  details: Readonly<Record<string, number>>
+}
+
+/**
+ * How the `actions` step captures the page mid-sequence, passed in by the caller (pipeline/render.ts, with the
+ * producers' screenshot and print), so the steps need not know the producers.
+ */
+export interface ActionCapturer {
+  screenshot (page: Page, shot: { fullPage: boolean, quality?: number }, budget: Budget): Promise<CapturedFile>
+  pdf (page: Page, print: { format?: PaperFormat, landscape?: boolean, scale?: number }, budget: Budget): Promise<CapturedFile>
+}
+
+/** What the `actions` step recorded, in the order its actions ran (docs/firecrawl.md#actions). */
+export interface ActionResults {
+  screenshots: CapturedFile[]
+  pdfs: CapturedFile[]
+  scrapes: Array<{ url: string, html: string }>
+  javascriptReturns: Array<{ type: string, value: unknown }>
+}
+
 /** One run of the steps on one page: what they share. */
 export interface StepContext {
   readonly page: Page
@@ -53,6 +80,14 @@ export interface StepContext {
    * request allowed and is not cached (docs/api.md §7).
    */
   readonly gaveUp: string[]
+  /** The captures of `actions` (screenshot, pdf); without one, those actions fail with EACTION. */
+  readonly capture?: ActionCapturer
+  /** Marks the page as not to be reused after this job (user code or input ran in it). */
+  readonly discardPage?: () => void
+  /** MAX_HTML_BYTES: the most a `scrape` action's HTML, or an `executeJavascript` value's JSON, may be. */
+  readonly maxHtmlBytes: number
+  /** Set by the `actions` step. */
+  actions?: ActionResults
   /** Set by the navigation step. */
   response?: MainResponse
   /** performance.now() by which the navigation and its waits must be over; set by the navigation step. */

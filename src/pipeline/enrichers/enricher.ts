@@ -8,6 +8,7 @@ import type { OembedClient } from '../../oembed/index.ts'
 import type { LighthouseRunner } from '../../browser/lighthouse/index.ts'
 import type { OutputOptions, ReplyOptions } from '../../schemas/option-groups.ts'
 import type { FileKind, GeneratedFile } from '../../browser/producers/index.ts'
+import type { ActionResults } from '../../browser/steps/index.ts'
 import type { StoredFile } from '../../storage/index.ts'
 import type { PageReadResult } from '../../reader/index.ts'
 
@@ -29,6 +30,8 @@ export interface Extraction {
   files: Record<string, string>
   /** The bytes of those files, by the same paths, so this request's answer needs no download. */
   bytes: Record<string, StoredFile>
+  /** What the `actions` step recorded, its files not yet stored (becomes `data.actions`). */
+  actions?: ActionResults
 }
 
 /** The loaded page, as the enrichers that read it see it. */

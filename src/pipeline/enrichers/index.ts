@@ -2,6 +2,7 @@
 // result is one entry here and one file.
 import type { EnrichContext, Enricher, Extraction } from './enricher.ts'
 import { storedFilesEnricher } from './stored-files.ts'
+import { actionFilesEnricher } from './action-files.ts'
 import { iframeEnricher } from './iframe.ts'
 import { paletteEnricher } from './palette.ts'
 import { insightsEnricher } from './insights.ts'
@@ -11,6 +12,7 @@ export type { EnrichContext, EnrichDeps, Enricher, Extraction, LoadedPage } from
 
 export const ENRICHERS: readonly Enricher[] = Object.freeze([
   storedFilesEnricher,
+  actionFilesEnricher,
   iframeEnricher,
   // After the files are stored: the screenshot is one of the image-like media objects it colours.
   paletteEnricher,
