@@ -57,6 +57,7 @@ function keyedValue (name: string, value: unknown, hasFunction: boolean): unknow
   }
   if (rule === 'hash' && typeof value === 'string') return sha256(value)
   if (rule === 'with-function' && !hasFunction) return undefined
+  if (rule === 'unless-empty' && Array.isArray(value) && value.length === 0) return undefined
   return value
 }
 

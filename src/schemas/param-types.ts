@@ -21,10 +21,11 @@ export type Group = (typeof GROUPS)[number]
 
 /**
  * How an option joins the cache key (docs/api.md §7): as it is; not at all (it never changes the output);
- * hashed whole (`proxy`) or value by value (`headers`), so no secret sits in the key in clear; or only when
- * `function` is set (its named arguments).
+ * hashed whole (`proxy`) or value by value (`headers`), so no secret sits in the key in clear; only when
+ * `function` is set (its named arguments); or only when not an empty list (an option added later, whose default
+ * must not change the keys of entries already stored).
  */
-export type CacheKeyRule = 'keep' | 'leave-out' | 'hash' | 'hash-values' | 'with-function'
+export type CacheKeyRule = 'keep' | 'leave-out' | 'hash' | 'hash-values' | 'with-function' | 'unless-empty'
 
 /** What a reader gets besides its own node. */
 export interface ReadInput {

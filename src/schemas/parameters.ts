@@ -257,7 +257,8 @@ export const PARAMETERS = {
     group: 'steps',
     shape: LEAF,
     read: readActions,
-    cacheKey: 'keep',
+    // Added after entries were stored: no actions (the default) keeps their keys.
+    cacheKey: 'unless-empty',
     browser: { when: (o) => o.actions.length > 0 },
     doc: doc('A JSON list of page actions done in the order given, after the other steps: `wait`, `click`, `write`, `press`, `scroll`, `screenshot`, `scrape`, `executeJavascript`, `pdf` (docs/firecrawl.md#actions). Their captures are in `data.actions`. An action that cannot be done is EACTION.', STRING)
   },

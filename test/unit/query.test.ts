@@ -76,6 +76,7 @@ describe('defaults', () => {
       waitUntil: ['auto'],
       timeout: MAX_TIMEOUT,
       click: [],
+      actions: [],
       modules: [],
       scripts: [],
       styles: [],
