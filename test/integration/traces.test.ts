@@ -8,6 +8,7 @@
 //   add in browser mode, and without hop-by-hop headers in either mode (docs/api.md §4.1).
 // The pages are served under a `.test` name resolved to 127.0.0.1, since the lists turn generic cosmetic filtering
 // off on 127.0.0.1 itself (see adblock.test.ts).
+import { readFile } from 'node:fs/promises'
 import net from 'node:net'
 import path from 'node:path'
 import type { AddressInfo } from 'node:net'
@@ -75,6 +76,12 @@ let host: string
 beforeAll(async () => {
   fx = await startFixtureServer()
   await servePages(fx, FIXTURES)
+  // A page with a consent platform's banner (OneTrust's markup), so the adblock step starts autoconsent on it.
+  const banner = (await readFile(path.resolve(import.meta.dirname, '../fixtures/adblock/banners/onetrust.html'), 'utf8')).replace(/^<!--.*?-->\n/s, '')
+  fx.route('/consent.html', (_req, res) => {
+    res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' })
+    res.end(`<!doctype html><html><head><title>Consent</title></head><body><p>Text of the page.</p>${banner}</body></html>`)
+  })
   plain = await startRawOrigin(PLAIN_HEAD)
   hop = await startRawOrigin(HOP_HEAD)
   host = `traces.test:${fx.port}`
@@ -177,14 +184,17 @@ describe("pagecast's own styles", () => {
   }, 60_000)
 
   it('leaves the consent script\'s styles out of the HTML, and in the live page', async () => {
-    // autoconsent hides the banners it knows from document start (`style#autoconsent-prehide`, for up to 2 s): what
+    // autoconsent, started where a consent platform may be, hides the banners it knows (`style#autoconsent-*`): what
     // the page still holds after the serialization (an `evaluate` runs after it) must not be in the HTML read.
-    const data = await extract({ url: pageUrl(), prerender: true }, {
+    const data = await extract({ url: `http://${host}/consent.html`, prerender: true }, {
       live: { evaluate: "() => [...document.querySelectorAll('style[id^=autoconsent-]')].map((style) => style.id)" },
       whole: { attr: 'html' }
     })
     expect(String(data.whole)).not.toContain('autoconsent-')
-    for (const id of data.live as string[]) expect(String(data.whole)).not.toContain(`id="${id}"`)
+    // The consent handling ran here: the banner was answered and is gone.
+    expect(String(data.whole)).toContain('Text of the page.')
+    expect(String(data.whole)).not.toContain('onetrust-banner-sdk')
+    for (const id of (data.live as string[] | null) ?? []) expect(String(data.whole)).not.toContain(`id="${id}"`)
   }, 60_000)
 
   it('keeps the styles the user injected, inline and linked, as plain elements', async () => {

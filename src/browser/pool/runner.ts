@@ -99,13 +99,16 @@ export class JobRunner {
       const settled = jobPromise
       const used = lease
       const done = (async () => {
+        let succeeded = false
         if (settled !== undefined) {
-          const finished = !isTimedOut(await within(settled.then(() => true, () => true), policy.resetTimeoutMs))
+          const finished = !isTimedOut(await within(settled.then(() => { succeeded = true; return true }, () => true), policy.resetTimeoutMs))
           // A job that ignores its signal may still hold the page: its context must not serve anyone else.
           if (!finished && used !== undefined) used.taint.context = true
         }
         used?.end()
-        await this.#release(used, gen, startedAt)
+        // Only a job that succeeded measures the queue's pace: a crash, a timeout or a hostile page says nothing of
+        // how long the next job holds a slot, and one such outlier would refuse requests that could have run.
+        await this.#release(used, gen, startedAt, succeeded)
       })()
       this.#deps.drain.track(done)
       // Jobs the abort did not stop keep running detached; the pool has moved on.
@@ -142,7 +145,7 @@ export class JobRunner {
     if (run.changesMedia === false) lease.pageEmulation = emulationKey
   }
 
-  async #release (lease: Lease | undefined, gen: Generation, startedAt: number): Promise<void> {
+  async #release (lease: Lease | undefined, gen: Generation, startedAt: number, measured: boolean): Promise<void> {
     const { supervisor, leases, limiter, drain, policy, log, counters } = this.#deps
     try {
       if (lease !== undefined) {
@@ -174,7 +177,7 @@ export class JobRunner {
         }
       }
     } finally {
-      limiter.release(performance.now() - startedAt)
+      limiter.release(measured ? performance.now() - startedAt : undefined)
       supervisor.released(gen)
       drain.wake()
       this.#deps.pump()
