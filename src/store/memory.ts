@@ -92,14 +92,14 @@ export function createMemoryStore (options: MemoryStoreOptions): Store {
       held.expiresAt = now + ttlMs
       return true
     },
-    async countUsage ({ dayKey, monthKey, daily, monthly, dayTtlMs, monthTtlMs }): Promise<UsageCount> {
+    async countUsage ({ dayKey, monthKey, daily, monthly, dayTtlMs, monthTtlMs, count = 1 }): Promise<UsageCount> {
       const day = usage.get(dayKey) ?? 0
       const month = usage.get(monthKey) ?? 0
       if (daily > 0 && day >= daily) return { refused: 'daily', day, month }
       if (monthly > 0 && month >= monthly) return { refused: 'monthly', day, month }
-      usage.set(dayKey, day + 1, day === 0 ? { ttl: dayTtlMs } : { noUpdateTTL: true })
-      usage.set(monthKey, month + 1, month === 0 ? { ttl: monthTtlMs } : { noUpdateTTL: true })
-      return { day: day + 1, month: month + 1 }
+      usage.set(dayKey, day + count, day === 0 ? { ttl: dayTtlMs } : { noUpdateTTL: true })
+      usage.set(monthKey, month + count, month === 0 ? { ttl: monthTtlMs } : { noUpdateTTL: true })
+      return { day: day + count, month: month + count }
     },
     async readCounts (keys) {
       return keys.map(key => usage.get(key) ?? 0)

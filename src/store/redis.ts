@@ -60,7 +60,7 @@ return 0
 `
 
 // KEYS[1] day counter, KEYS[2] month counter (one slot: the tenant's hash tag); ARGV[1] daily limit, ARGV[2] monthly
-// limit (0: none), ARGV[3] day ttl ms, ARGV[4] month ttl ms. Both counted together, or neither when one is at its
+// limit (0: none), ARGV[3] day ttl ms, ARGV[4] month ttl ms, ARGV[5] the requests counted. Both counted together, or neither when one is at its
 // limit: {0 allowed | 1 refused by daily | 2 refused by monthly, day count, month count}.
 const COUNT_USAGE = `
 local day = tonumber(redis.call('GET', KEYS[1]) or '0')
@@ -69,10 +69,11 @@ local daily = tonumber(ARGV[1])
 local monthly = tonumber(ARGV[2])
 if daily > 0 and day >= daily then return {1, day, month} end
 if monthly > 0 and month >= monthly then return {2, day, month} end
-day = redis.call('INCR', KEYS[1])
-month = redis.call('INCR', KEYS[2])
-if day == 1 then redis.call('PEXPIRE', KEYS[1], ARGV[3]) end
-if month == 1 then redis.call('PEXPIRE', KEYS[2], ARGV[4]) end
+local n = tonumber(ARGV[5])
+day = redis.call('INCRBY', KEYS[1], n)
+month = redis.call('INCRBY', KEYS[2], n)
+if day == n then redis.call('PEXPIRE', KEYS[1], ARGV[3]) end
+if month == n then redis.call('PEXPIRE', KEYS[2], ARGV[4]) end
 return {0, day, month}
 `
 
@@ -112,7 +113,7 @@ type RedisWithScripts = (Redis | Cluster) & {
   setAndRelease (key: string, lockKey: string, value: string, ttlMs: number, token: string): Promise<number>
   releaseLock (key: string, token: string): Promise<number>
   renewLock (key: string, token: string, ttlMs: number): Promise<number>
-  countUsage (dayKey: string, monthKey: string, daily: number, monthly: number, dayTtlMs: number, monthTtlMs: number): Promise<[number, number, number]>
+  countUsage (dayKey: string, monthKey: string, daily: number, monthly: number, dayTtlMs: number, monthTtlMs: number, count: number): Promise<[number, number, number]>
   takeSlot (key: string, token: string, limit: number, leaseMs: number): Promise<number>
   renewSlot (key: string, token: string, leaseMs: number): Promise<number>
   slotsHeld (key: string): Promise<number>
@@ -211,9 +212,9 @@ export function createRedisStore (options: { connection: RedisConnection, prefix
       ensureUp()
       return await redis.renewLock(key, token, Math.max(1, Math.round(ttlMs))) === 1
     },
-    async countUsage ({ dayKey, monthKey, daily, monthly, dayTtlMs, monthTtlMs }) {
+    async countUsage ({ dayKey, monthKey, daily, monthly, dayTtlMs, monthTtlMs, count = 1 }) {
       ensureUp()
-      const [refused, day, month] = await redis.countUsage(dayKey, monthKey, daily, monthly, Math.round(dayTtlMs), Math.round(monthTtlMs))
+      const [refused, day, month] = await redis.countUsage(dayKey, monthKey, daily, monthly, Math.round(dayTtlMs), Math.round(monthTtlMs), count)
       return refused === 0 ? { day, month } : { refused: refused === 1 ? 'daily' : 'monthly', day, month }
     },
     async readCounts (keys) {

@@ -26,6 +26,8 @@ export interface UsageKeys {
   /** How long the day's counter is kept (the usage history reads 31 of them). */
   dayTtlMs: number
   monthTtlMs: number
+  /** Requests counted in this one step (1 by default): requests of a plan with no limit are counted in batches. */
+  count?: number
 }
 
 /** What readOrLock found: the value, or none and whether the lock was taken (its token) or is held by another (null). */

@@ -16,6 +16,8 @@ const DAY_TTL_MS = (HISTORY_DAYS + 2) * DAY_MS
 const MONTH_TTL_MS = 63 * DAY_MS
 /** A request stops waiting for a slot this long before its deadline, to answer ECONCURRENCY rather than ETIMEOUT. */
 const WAIT_MARGIN_MS = 100
+/** How long requests of a plan without limits are gathered before they are counted in one store call. */
+const RECORD_EVERY_MS = 100
 
 export interface UsageWindow { used: number, limit: number | null, remaining: number | null, reset: number }
 
@@ -106,11 +108,29 @@ export function createTenantLimits (deps: TenantLimitsDeps): TenantLimits {
     return await countNow(tenant, log)
   }
 
+  // A plan with no daily or monthly limit refuses nothing, so its requests are counted in batches, as the free
+  // quota's are (store/hit-batches.ts): one store call per tenant every RECORD_EVERY_MS, not one per request. GET
+  // /usage counts the batch first, so it reads every request answered.
+  const pending = new Map<string, { tenant: Tenant, count: number }>()
+  let flushing: NodeJS.Timeout | undefined
+
   function record (tenant: Tenant): void {
-    countNow(tenant, deps.log).catch(() => {})
+    const entry = pending.get(tenant.name)
+    if (entry === undefined) pending.set(tenant.name, { tenant, count: 1 })
+    else entry.count += 1
+    if (flushing === undefined) {
+      flushing = setTimeout(() => { flushing = undefined; flush().catch(() => {}) }, RECORD_EVERY_MS)
+      flushing.unref()
+    }
   }
 
-  async function countNow (tenant: Tenant, log: Logger): Promise<Record<string, string>> {
+  async function flush (name?: string): Promise<void> {
+    const batch = name === undefined ? [...pending.values()] : [pending.get(name)].filter((e) => e !== undefined)
+    for (const entry of batch) pending.delete(entry.tenant.name)
+    await Promise.all(batch.map(async (entry) => await countNow(entry.tenant, deps.log, entry.count).catch(() => {})))
+  }
+
+  async function countNow (tenant: Tenant, log: Logger, count = 1): Promise<Record<string, string>> {
     const { daily, monthly } = tenant.plan
     const at = now()
     const cal = calendar(at)
@@ -122,7 +142,8 @@ export function createTenantLimits (deps: TenantLimitsDeps): TenantLimits {
         daily: daily ?? 0,
         monthly: monthly ?? 0,
         dayTtlMs: DAY_TTL_MS,
-        monthTtlMs: MONTH_TTL_MS
+        monthTtlMs: MONTH_TTL_MS,
+        count
       })
     } catch (err) {
       storeAway(err, log, 'usage')
@@ -143,7 +164,7 @@ export function createTenantLimits (deps: TenantLimitsDeps): TenantLimits {
         headers: { ...headers, 'retry-after': String(Math.max(1, Math.ceil((end - at) / 1000))) }
       })
     }
-    meter.request(tenant.name)
+    for (let i = 0; i < count; i++) meter.request(tenant.name)
     return headers
   }
 
@@ -176,6 +197,7 @@ export function createTenantLimits (deps: TenantLimitsDeps): TenantLimits {
   }
 
   async function usage (tenant: Tenant): Promise<TenantUsage> {
+    await flush(tenant.name)
     const at = now()
     const cal = calendar(at)
     const days = Array.from({ length: HISTORY_DAYS }, (_, i) => isoDay(at - (HISTORY_DAYS - 1 - i) * DAY_MS))
