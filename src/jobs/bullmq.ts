@@ -3,12 +3,10 @@
 // stalled-job check hands exactly those to another worker after JOB_STALL_TIMEOUT, and the per-host limit and the
 // job store's `done` set act per page, so a page worked again after a crash is still recorded once. A page costs a
 // few Redis round trips, small beside the fetch or render it stands for.
-import { Queue, Worker } from 'bullmq'
-import type { Cluster, Redis } from 'ioredis'
 import type { Logger } from 'pino'
 import type { RedisConnection } from '../config.ts'
 import { sha256 } from '../util/hash.ts'
-import { connectJobs, JOBS_PREFIX } from './connection.ts'
+import { openBullQueue } from './connection.ts'
 import type { PageQueue, PageTask } from './types.ts'
 
 const QUEUE = 'pages'
@@ -27,13 +25,8 @@ function pageId (task: PageTask): string {
 }
 
 export function createBullPageQueue (options: BullQueueOptions, deps: { log: Logger }): PageQueue {
-  // Connections of our own (BullMQ leaves a given connection open), quit on close; their errors are the queue's.
-  const connections = [connectJobs(options.connection)]
-  const quiet = (err: Error): void => { deps.log.debug({ err: { message: err.message } }, 'job queue connection error') }
-  connections[0]?.on('error', quiet)
-  const queue = new Queue<PageTask>(QUEUE, { connection: connections[0] as Redis | Cluster, prefix: JOBS_PREFIX })
-  queue.on('error', (err) => { deps.log.warn({ err: { message: err.message } }, 'job queue error') })
-  let worker: Worker<PageTask> | undefined
+  const bull = openBullQueue<PageTask>(QUEUE, options.connection, deps.log, 'job')
+  const { queue } = bull
   return {
     kind: 'bullmq',
     async add (tasks) {
@@ -54,24 +47,14 @@ export function createBullPageQueue (options: BullQueueOptions, deps: { log: Log
     work (handle) {
       // JOB_CONCURRENCY=0: this instance adds jobs and answers for them, other instances work their pages.
       if (options.concurrency === 0) return
-      const connection = connectJobs(options.connection)
-      connection.on('error', quiet)
-      connections.push(connection)
-      worker = new Worker<PageTask>(QUEUE, async (job) => { await handle(job.data) }, {
-        connection,
-        prefix: JOBS_PREFIX,
+      const worker = bull.work(async (job) => { await handle(job.data) }, {
         concurrency: options.concurrency,
         lockDuration: options.stallMs,
         stalledInterval: Math.max(1000, Math.round(options.stallMs / 2)),
         maxStalledCount: 5
       })
-      worker.on('error', (err) => { deps.log.warn({ err: { message: err.message } }, 'job worker error') })
-      worker.on('failed', (job, err) => { deps.log.warn({ job: job?.data.job, err: { message: err.message } }, 'page task failed') })
+      worker?.on('failed', (job, err) => { deps.log.warn({ job: job?.data.job, err: { message: err.message } }, 'page task failed') })
     },
-    async close () {
-      await worker?.close()
-      await queue.close()
-      await Promise.all(connections.map(async c => { await c.quit().catch(() => { c.disconnect() }) }))
-    }
+    close: bull.close
   }
 }

@@ -4,13 +4,11 @@
 // that dies or stops between attempts loses no delivery. Only what a delivery needs travels: the event's body (on the
 // storage when larger than a job store entry, results.ts), its headers, its owner; never a secret, which each attempt
 // reads from the owner on the instance that makes it. Without Redis the same attempts run on timers in process.
-import { Queue, Worker } from 'bullmq'
-import type { Cluster, Redis } from 'ioredis'
 import type { Logger } from 'pino'
 import type { RedisConnection } from '../config.ts'
 import type { Storage } from '../storage/index.ts'
 import { sleep } from '../util/abort.ts'
-import { connectJobs, JOBS_PREFIX } from './connection.ts'
+import { openBullQueue } from './connection.ts'
 import { readStashed, stashJson } from './results.ts'
 import type { Delivery, DeliveryAttempt, DeliveryQueue } from './types.ts'
 
@@ -75,14 +73,9 @@ type Stored = Omit<Delivery, 'body'> & { body: string }
 /** With Redis: one BullMQ job per delivery, retried as delayed jobs (WEBHOOK_RETRY_DELAYS) by any instance. */
 export function createBullDeliveryQueue (options: DeliveryOptions & { connection: RedisConnection, storage: Storage }, deps: { log: Logger }): DeliveryQueue {
   const { retryMs, storage } = options
-  const connections = [connectJobs(options.connection)]
-  const quiet = (err: Error): void => { deps.log.debug({ err: { message: err.message } }, 'webhook queue connection error') }
-  connections[0]?.on('error', quiet)
-  const queue = new Queue<Stored>(QUEUE, { connection: connections[0] as Redis | Cluster, prefix: JOBS_PREFIX })
-  queue.on('error', (err) => { deps.log.warn({ err: { message: err.message } }, 'webhook queue error') })
+  const bull = openBullQueue<Stored>(QUEUE, options.connection, deps.log, 'webhook')
+  const { queue } = bull
   const keepMs = retryMs.reduce((sum, ms) => sum + ms, 0) + KEEP_MS
-  let worker: Worker<Stored> | undefined
-
   return {
     kind: 'bullmq',
     async add (delivery) {
@@ -97,28 +90,17 @@ export function createBullDeliveryQueue (options: DeliveryOptions & { connection
       })
     },
     work (attempt) {
-      if (worker !== undefined) return
-      const connection = connectJobs(options.connection)
-      connection.on('error', quiet)
-      connections.push(connection)
-      worker = new Worker<Stored>(QUEUE, async (job) => {
+      bull.work(async (job) => {
         const body = await readStashed(storage, job.data.body)
         // The stashed body expired with the storage's file: nothing left to deliver.
         if (body === undefined) return
         await attempt({ ...job.data, body }, job.attemptsMade)
       }, {
-        connection,
-        prefix: JOBS_PREFIX,
         concurrency: CONCURRENCY,
         // After the n-th failed attempt (n from 1), the n-th delay.
         settings: { backoffStrategy: (attemptsMade: number) => retryMs[attemptsMade - 1] ?? retryMs.at(-1) ?? 0 }
       })
-      worker.on('error', (err) => { deps.log.warn({ err: { message: err.message } }, 'webhook worker error') })
     },
-    async close () {
-      await worker?.close()
-      await queue.close()
-      await Promise.all(connections.map(async c => { await c.quit().catch(() => { c.disconnect() }) }))
-    }
+    close: bull.close
   }
 }
