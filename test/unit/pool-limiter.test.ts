@@ -194,6 +194,31 @@ describe('Limiter', () => {
     expect(limiter.queued).toBe(0)
   })
 
+  it('lets a waiter wait for a slot whose job has answered and is being reset, even with no queue, for the reset\'s time', () => {
+    const clock = { now: 1_000_000 }
+    const limiter = limiterOf(1, 0, clock)
+    // Jobs of 2 s measured, resets of 50 ms.
+    for (let i = 0; i < 40; i++) { limiter.acquire(); limiter.answered(); limiter.release(2_000, 50) }
+    expect(limiter.resetMs).toBeCloseTo(50, 0)
+    const running = probe(limiter)
+    limiter.admit(running, never, true)
+    // Its job still runs: no queue, so full; a short deadline would be late at the job's pace anyway.
+    expect(limiter.verdict(true, clock.now + 3_000)).toBe('full')
+    // Its job answered: the slot is free in a reset's time. A waiter with time for its own job is queued for it.
+    limiter.answered()
+    expect(limiter.resetting).toBe(1)
+    expect(limiter.waitFor(0)).toBeCloseTo(50, 0)
+    const next = probe(limiter)
+    expect(limiter.admit(next, never, true, clock.now + 3_000)).toBe('queued')
+    // One reset, one waiter: the next one waits for a job, and there is no room for that.
+    expect(limiter.verdict(true, clock.now + 3_000)).toBe('full')
+    limiter.release(2_000, 60)
+    limiter.pump(() => true)
+    expect(next.started).toBe(true)
+    expect(limiter.resetting).toBe(0)
+    expect(limiter.refused).toEqual({ full: 2, late: 0, left: 0 })
+  })
+
   it('queues without a deadline as before', () => {
     const limiter = limiterOf(1, 3)
     limiter.admit(probe(limiter), never, true)

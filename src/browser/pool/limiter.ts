@@ -7,6 +7,9 @@
 // start. A waiter that would start too late to finish before its deadline is not queued ('late': the caller answers
 // EBUSY at once, with the measured wait as retry-after); a queued waiter whose deadline comes nearer than one job's
 // time before it starts leaves the queue the same way, rather than waiting to time out.
+// A slot whose job has answered is still held while its page is reset (runner.ts), but it is free in a moment, not
+// after a job: a waiter that such a slot will take waits that reset's measured time, and is not refused for it (the
+// queue limit, BROWSER_QUEUE_LIMIT=0 included, counts the waiters that wait for a job).
 
 export interface Waiter {
   /** Its turn has come. It takes the slot itself, with acquire(), if it can run. */
@@ -41,6 +44,8 @@ const DEVIATION_SMOOTHING = 0.25
  * the mean alone would find out only in the queue, and leave it late.
  */
 const DEVIATIONS = 2
+/** A reset's expected time before any is measured, ms (bench/cdp-messages.ts measures tens of ms). */
+const INITIAL_RESET_MS = 100
 
 interface Entry {
   waiter: Waiter
@@ -58,6 +63,10 @@ export class Limiter {
   readonly #now: () => number
   readonly #queue: Entry[] = []
   #active = 0
+  /** Slots taken whose job has answered: their page is being reset. */
+  #resetting = 0
+  /** The mean time from a job's answer to its slot given back (the reset), ms. */
+  #resetMs = INITIAL_RESET_MS
   #jobMs: number
   /** The mean deviation of the hold time (undefined until a job is measured). */
   #jobDevMs: number | undefined
@@ -96,16 +105,26 @@ export class Limiter {
   get paceMs (): number { return this.#intervalMs ?? this.#jobMs / this.concurrency }
 
   /**
-   * How long a waiter at queue position `position` (0: the head) waits for a slot: one release per job ahead of it
-   * (the running ones that must end first included), at the measured pace.
+   * How long a waiter at queue position `position` (0: the head) waits for a slot. It needs `position + 1` slots to
+   * come free: the free ones first, then those whose reset ends (the measured reset time), then one release per job
+   * still running, at the measured pace.
    */
   waitFor (position: number): number {
-    const ahead = Math.max(0, this.#active - this.concurrency + 1) + position
-    return ahead * this.paceMs
+    const free = this.concurrency - this.#active
+    const needed = position + 1 - Math.max(0, free)
+    if (needed <= 0) return 0
+    const jobsAhead = Math.max(0, needed - this.#resetting)
+    return jobsAhead > 0 ? jobsAhead * this.paceMs : this.#resetMs
   }
 
   /** Slots taken (a job's reset included). */
   get active (): number { return this.#active }
+
+  /** Slots taken whose job has answered (their reset under way). */
+  get resetting (): number { return this.#resetting }
+
+  /** The measured time of a reset (from a job's answer to its slot given back), ms. */
+  get resetMs (): number { return this.#resetMs }
 
   get queued (): number { return this.#queue.length }
 
@@ -127,7 +146,8 @@ export class Limiter {
 
   #judge (ready: boolean, deadline: number | undefined): Admission {
     if (this.#queue.length === 0 && ready && this.#active < this.concurrency) return 'started'
-    if (this.#queue.length >= this.queueLimit) return 'full'
+    // The waiters that resets under way will take are not waiting for a job: the limit does not count them.
+    if (this.#queue.length >= this.queueLimit + this.#resetting) return 'full'
     // Queued, it would start after the jobs ahead, and needs its own job's time before its deadline.
     if (deadline !== undefined && this.#now() + this.waitFor(this.#queue.length) > this.#latestStart(deadline)) return 'late'
     return 'queued'
@@ -217,13 +237,24 @@ export class Limiter {
   acquire (): void { this.#active += 1 }
 
   /**
-   * Gives a slot back; `heldMs`, how long the slot was held, updates the measured job time and its deviation.
+   * The job of a taken slot has answered; the slot is given back once its page is reset. Until then a waiter may
+   * count on the slot coming free within a reset's time. Each call is followed by one release() with `resetMs`.
+   */
+  answered (): void { this.#resetting += 1 }
+
+  /**
+   * Gives a slot back; `heldMs`, how long the slot was held, updates the measured job time and its deviation;
+   * `resetMs`, given for a slot whose job answered() before, how long its reset took.
    * Two releases in a row while every slot is taken and waiters queue measure the pace: the time between them, into
    * a mean that starts from the estimate before any (paceMs). The first release of a backlog is no
    * measure: its job may have started long before the queue formed, or be the reset of a job answered just before.
    */
-  release (heldMs?: number): void {
+  release (heldMs?: number, resetMs?: number): void {
     const now = this.#now()
+    if (resetMs !== undefined) {
+      this.#resetting = Math.max(0, this.#resetting - 1)
+      if (Number.isFinite(resetMs) && resetMs >= 0) this.#resetMs += SMOOTHING * (resetMs - this.#resetMs)
+    }
     if (this.#active >= this.concurrency && this.#queue.length > 0) {
       if (!Number.isNaN(this.#lastBacklogRelease)) {
         const pace = this.paceMs

@@ -106,9 +106,12 @@ export class JobRunner {
           if (!finished && used !== undefined) used.taint.context = true
         }
         used?.end()
+        // The job is over: its slot is free once the lease is reset or closed, and a waiter may count on that.
+        const answeredAt = performance.now()
+        this.#deps.limiter.answered()
         // Only a job that succeeded measures the queue's pace: a crash, a timeout or a hostile page says nothing of
         // how long the next job holds a slot, and one such outlier would refuse requests that could have run.
-        await this.#release(used, gen, startedAt, succeeded)
+        await this.#release(used, gen, startedAt, answeredAt, succeeded)
       })()
       this.#deps.drain.track(done)
       // Jobs the abort did not stop keep running detached; the pool has moved on.
@@ -145,7 +148,7 @@ export class JobRunner {
     if (run.changesMedia === false) lease.pageEmulation = emulationKey
   }
 
-  async #release (lease: Lease | undefined, gen: Generation, startedAt: number, measured: boolean): Promise<void> {
+  async #release (lease: Lease | undefined, gen: Generation, startedAt: number, answeredAt: number, measured: boolean): Promise<void> {
     const { supervisor, leases, limiter, drain, policy, log, counters } = this.#deps
     try {
       if (lease !== undefined) {
@@ -177,7 +180,8 @@ export class JobRunner {
         }
       }
     } finally {
-      limiter.release(measured ? performance.now() - startedAt : undefined)
+      const now = performance.now()
+      limiter.release(measured ? now - startedAt : undefined, now - answeredAt)
       supervisor.released(gen)
       drain.wake()
       this.#deps.pump()
