@@ -12,7 +12,7 @@ import { createSlotLeases } from '../store/slot-leases.ts'
 import type { Store } from '../store/types.ts'
 import { createBullPageQueue } from './bullmq.ts'
 import { createBullDeliveryQueue, createMemoryDeliveryQueue } from './deliveries.ts'
-import { connectJobs } from './connection.ts'
+import { closeClient, connectJobs, jobsErrorLog } from './connection.ts'
 import { createMemoryJobStore, createMemoryPageQueue } from './memory.ts'
 import { createRedisJobStore } from './redis.ts'
 import { readDocuments, storeDocument } from './results.ts'
@@ -97,7 +97,7 @@ export function createJobs (deps: JobsDeps): Jobs {
   const { config, log } = deps
   const settings = config.jobs
   const client = config.redis === undefined ? undefined : connectJobs(config.redis)
-  client?.on('error', (err: Error) => { log.warn({ err: { message: err.message } }, 'job store redis error') })
+  client?.on('error', jobsErrorLog(log, 'job store redis error'))
   const store: JobStore = client === undefined ? createMemoryJobStore() : createRedisJobStore(client)
   // CRAWL_HOST_CONCURRENCY and a job's maxConcurrency: leased slots in the service's Store, shared by every instance.
   const slots = createSlotLeases(deps.store, { onReleaseError: (err) => { log.warn({ err: { message: (err as Error).message } }, 'crawl slot release failed; its lease lapses') } })
@@ -222,7 +222,7 @@ export function createJobs (deps: JobsDeps): Jobs {
       await webhooks.close()
       slots.close()
       await store.close()
-      if (client !== undefined) await client.quit().catch(() => { client.disconnect() })
+      if (client !== undefined) await closeClient(client)
     }
   }
 }
