@@ -1,7 +1,7 @@
 // npm run bench: every benchmark of the project, in one run, printing the ratios the issues ask for, then one summary
 // table of every ratio next to its target (summary.ts). Never a test: it measures, it does not assert. Loopback only;
 // each part stops by itself.
-// `npm run bench -- metadata`, `-- extract`, `-- media`, `-- insights`, `-- mcp`, `-- render`, `-- adblock`, `-- load`, `-- scale`, `-- crawl` or
+// `npm run bench -- metadata`, `-- extract`, `-- media`, `-- insights`, `-- mcp`, `-- render`, `-- adblock`, `-- load`, `-- scale`, `-- crawl`, `-- dns` or
 // `-- memory` (the table of docs/operations.md#memory) runs one part.
 import { benchMetadata, printMetadata } from './metadata.ts'
 import { benchRender, printRender } from './render.ts'
@@ -14,6 +14,7 @@ import { benchScale, printScale } from './scale.ts'
 import { benchMcp, printMcp } from './mcp.ts'
 import { benchMemory, printMemory } from './memory.ts'
 import { benchCrawl, printCrawl } from './crawl.ts'
+import { benchDns, printDns } from './dns.ts'
 import { printSummary, type Figures } from './summary.ts'
 
 const only = process.argv[2]
@@ -40,6 +41,7 @@ await part('scale', benchScale, printScale, f => ({
   hits1: f.rows[0]?.hitRps ?? NaN, hits3: f.rows[1]?.hitRps ?? NaN, shots1: f.rows[0]?.shotsPerSecond ?? NaN, shots3: f.rows[1]?.shotsPerSecond ?? NaN
 }))
 await part('crawl', benchCrawl, printCrawl, same)
+await part('dns', benchDns, printDns, same)
 await part('memory', benchMemory, printMemory, f => ({ idleMiB: f.idle.totalPss, peakMiB: f.peak.totalPss, afterMiB: f.after.totalPss }))
 printSummary(results)
 process.exit(0)

@@ -38,6 +38,8 @@ const ROWS: Row[] = [
   { part: 'render', label: 'memory after 500 vs after 50 screenshots', value: ratio('pssAfter500', 'pssAfter50'), ...within(0.1) },
   { part: 'crawl', label: 'crawl of the 200-page site, in process, pages/s (vs GET / at the per-host limit)', value: f => f['memory.ratio'], ...atLeast(0.9) },
   { part: 'crawl', label: 'crawl of the 200-page site, BullMQ, pages/s (vs GET / at the per-host limit)', value: f => f['bullmq.ratio'], ...atLeast(0.9) },
+  { part: 'dns', label: '200 pages, image hosts resolving slowly: lookups per host', value: f => f.maxLookupsPerHost, ...atMost(1) },
+  { part: 'dns', label: '200 pages, image hosts resolving slowly: stalls of the slowest page (vs no probes)', value: f => f.stallsSlowestPage, ...atMost(1) },
   { part: 'scale', label: 'cache hits, 3 vs 1 instances (2 cores)', value: ratio('hits3', 'hits1'), ...stated },
   { part: 'scale', label: 'screenshots, 3 vs 1 instances (2 cores)', value: ratio('shots3', 'shots1'), ...stated }
 ]
