@@ -4,13 +4,14 @@
 // probe's byte limit are the service's own, unchanged), and its answer comes back as plain data. Debug lines come
 // back the same way, to the request's logger.
 import { AsyncLocalStorage } from 'node:async_hooks'
-import type { MessagePort } from 'node:worker_threads'
+import { threadId, type MessagePort } from 'node:worker_threads'
 import type { Logger } from 'pino'
 import type { Probe, ProbeOptions, ProbeResult } from '../net/types.ts'
 
 type ProbeCall = Omit<ProbeOptions, 'signal'>
 
 type ToService =
+  | { t: 'start', thread: number }
   | { t: 'probe', id: number, url: string, options: ProbeCall }
   | { t: 'log', obj: object, msg: string }
 
@@ -23,11 +24,18 @@ export interface DebugLog {
   debug: (obj: object, msg: string) => void
 }
 
-/** The service's side: answers the worker's probes on `port` until the task ends (then call the returned stop). */
-export function serveProbes (port: MessagePort, { probe, signal, log }: { probe: Probe, signal: AbortSignal, log: Logger }): () => void {
+/**
+ * The service's side: answers the worker's probes on `port` until the task ends (then call the returned stop);
+ * `onStart` learns the thread that runs the task when it starts.
+ */
+export function serveProbes (port: MessagePort, { probe, signal, log, onStart }: { probe: Probe, signal: AbortSignal, log: Logger, onStart: (thread: number) => void }): () => void {
   // The port's messages arrive outside the request's async context: bind the handler to it, so that the probes
   // go through this computation's egress scope (net/egress-scope.ts) like the ones made in the request itself.
   const onMessage = AsyncLocalStorage.bind((message: ToService) => {
+    if (message.t === 'start') {
+      onStart(message.thread)
+      return
+    }
     if (message.t === 'log') {
       log.debug(message.obj, message.msg)
       return
@@ -97,8 +105,12 @@ function bridgeOf (port: MessagePort, debug: boolean): Bridge {
   }
 }
 
-/** Runs one task's work with its port as the way out of the worker's readers (bridgedProbe, bridgedLog). */
+/**
+ * Runs one task's work with its port as the way out of the worker's readers (bridgedProbe, bridgedLog), after
+ * telling the service which thread runs it (the service ends that thread when the task's request stops waiting).
+ */
 export async function withBridge<T> (port: MessagePort, debug: boolean, work: () => Promise<T>): Promise<T> {
+  port.postMessage({ t: 'start', thread: threadId } satisfies ToService)
   try {
     return await current.run(bridgeOf(port, debug), work)
   } finally {

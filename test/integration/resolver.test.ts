@@ -122,6 +122,47 @@ describe('the caching resolver', () => {
 })
 
 describe('the service on the caching resolver (DNS_SERVERS)', () => {
+  it('reads pages whose image hosts resolve slowly side by side: eight hosts cost about one stall, not one per two pages', async () => {
+    const { startFixtureServer } = await import('../helpers/fixture-server.ts')
+    const { build } = await import('../helpers/build.ts')
+    const { PNG } = await import('pngjs')
+    const fx = await startFixtureServer()
+    const png = PNG.sync.write(new PNG({ width: 8, height: 8 }))
+    fx.route('/image.png', (_req, res) => { res.writeHead(200, { 'content-type': 'image/png' }).end(png) })
+    const HOSTS = 8
+    const STALL_MS = 2000
+    const hostOf = (n: number): string => `img-${n}.slow-hosts.test:${fx.port}`
+    for (let n = 0; n < HOSTS; n++) {
+      fx.route(`/host-page-${n}`, (_req, res) => {
+        res.writeHead(200, { 'content-type': 'text/html' })
+        res.end(`<html><head><title>Page ${n}</title><meta property="og:image" content="http://${hostOf(n)}/image.png"></head><body>Page ${n}</body></html>`)
+      })
+    }
+    const zone = await startDnsServer((name) => name.endsWith('.slow-hosts.test') ? { addresses: ['127.0.0.1'], ttl: 60, delayMs: STALL_MS } : { rcode: 'NXDOMAIN' })
+    // Two reader threads: before a worker read several pages at once, each page waiting for its image's host held
+    // one, and the eight pages took four stalls.
+    const allowed = [fx.host, ...Array.from({ length: HOSTS }, (_, n) => hostOf(n))].join(',')
+    const app = await build({ ALLOW_PRIVATE_HOSTS: allowed, DNS_SERVERS: zone.server, FREE_DAILY_LIMIT: '0', READER_THREADS: '2' })
+    try {
+      // The readers are up before anything is timed.
+      expect((await app.free.inject({ method: 'GET', url: `/?url=${encodeURIComponent(`${fx.origin}/plain/`)}` })).statusCode).toBe(200)
+      const started = performance.now()
+      const answers = await Promise.all(Array.from({ length: HOSTS }, async (_, n) =>
+        await app.free.inject({ method: 'GET', url: `/?url=${encodeURIComponent(`${fx.origin}/host-page-${n}`)}` })))
+      const elapsed = performance.now() - started
+      for (const [n, answer] of answers.entries()) {
+        expect(answer.statusCode).toBe(200)
+        expect(answer.json()).toMatchObject({ data: { image: { url: `http://${hostOf(n)}/image.png`, width: 8, height: 8 } } })
+      }
+      // One stall and the reads, with room for a loaded machine; four stalls before.
+      expect(elapsed).toBeLessThan(2.5 * STALL_MS)
+    } finally {
+      await app.close()
+      await zone.close()
+      await fx.close()
+    }
+  }, 120_000)
+
   it('probes the images of ten pages on one slowly resolving host with one query per record type', async () => {
     const { startFixtureServer } = await import('../helpers/fixture-server.ts')
     const { build } = await import('../helpers/build.ts')
