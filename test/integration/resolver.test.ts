@@ -6,6 +6,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createCachingResolver, parseHosts } from '../../src/net/resolver.ts'
 import { systemResolver, type ResolvedAddress } from '../../src/net/guard.ts'
 import { startDnsServer, type DnsServer, type ZoneAnswer } from '../helpers/dns-server.ts'
+import type { FixtureServer } from '../helpers/fixture-server.ts'
+import type { build as Build } from '../helpers/build.ts'
 
 const ZONE: Record<string, ZoneAnswer> = {
   'fast.test': { addresses: ['127.0.0.1', '::1'], ttl: 60 },
@@ -121,14 +123,20 @@ describe('the caching resolver', () => {
   }, 120_000)
 })
 
+/** A fixture server with an 8×8 PNG at /image.png (the pages a test adds point their og:image at it), and build. */
+async function imagePages (): Promise<{ fx: FixtureServer, build: typeof Build }> {
+  const { startFixtureServer } = await import('../helpers/fixture-server.ts')
+  const { build } = await import('../helpers/build.ts')
+  const { PNG } = await import('pngjs')
+  const fx = await startFixtureServer()
+  const png = PNG.sync.write(new PNG({ width: 8, height: 8 }))
+  fx.route('/image.png', (_req, res) => { res.writeHead(200, { 'content-type': 'image/png' }).end(png) })
+  return { fx, build }
+}
+
 describe('the service on the caching resolver (DNS_SERVERS)', () => {
   it('reads pages whose image hosts resolve slowly side by side: eight hosts cost about one stall, not one per two pages', async () => {
-    const { startFixtureServer } = await import('../helpers/fixture-server.ts')
-    const { build } = await import('../helpers/build.ts')
-    const { PNG } = await import('pngjs')
-    const fx = await startFixtureServer()
-    const png = PNG.sync.write(new PNG({ width: 8, height: 8 }))
-    fx.route('/image.png', (_req, res) => { res.writeHead(200, { 'content-type': 'image/png' }).end(png) })
+    const { fx, build } = await imagePages()
     const HOSTS = 8
     const STALL_MS = 2000
     const hostOf = (n: number): string => `img-${n}.slow-hosts.test:${fx.port}`
@@ -164,12 +172,7 @@ describe('the service on the caching resolver (DNS_SERVERS)', () => {
   }, 120_000)
 
   it('probes the images of ten pages on one slowly resolving host with one query per record type', async () => {
-    const { startFixtureServer } = await import('../helpers/fixture-server.ts')
-    const { build } = await import('../helpers/build.ts')
-    const { PNG } = await import('pngjs')
-    const fx = await startFixtureServer()
-    const png = PNG.sync.write(new PNG({ width: 8, height: 8 }))
-    fx.route('/image.png', (_req, res) => { res.writeHead(200, { 'content-type': 'image/png' }).end(png) })
+    const { fx, build } = await imagePages()
     const imageHost = `images.slow-page.test:${fx.port}`
     for (let n = 0; n < 10; n++) {
       fx.route(`/page-${n}`, (_req, res) => {
