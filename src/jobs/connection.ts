@@ -7,6 +7,7 @@ import type { Cluster, Redis } from 'ioredis'
 import type { Logger } from 'pino'
 import { connectRedis } from '../store/redis-connect.ts'
 import { within } from '../util/abort.ts'
+import { isUnreachable } from '../util/unreachable.ts'
 import type { RedisConnection } from '../config.ts'
 
 /** The hash-tagged prefix of every job key (BullMQ's `prefix` too). */
@@ -18,10 +19,8 @@ export function connectJobs (connection: RedisConnection): Redis | Cluster {
 }
 
 /** Errors of the connection itself: Redis away or going. Node's socket codes, and ioredis's own words for a closed link. */
-const CONNECTION_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN'])
 function isConnectionError (err: Error): boolean {
-  const code = (err as { code?: unknown }).code
-  return (typeof code === 'string' && CONNECTION_CODES.has(code)) || /Connection is closed|ECONNREFUSED|ECONNRESET|ETIMEDOUT/.test(err.message)
+  return isUnreachable(err) || /Connection is closed|ECONNREFUSED|ECONNRESET|ETIMEDOUT/.test(err.message)
 }
 
 /**

@@ -85,16 +85,13 @@ export function createPageReader ({ probe, maxHtmlBytes, maxResponseBytes, threa
   }
 
   async function read (task: PageReadTask, run: { signal: AbortSignal, log: Logger }): Promise<PageReadResult> {
-    try {
-      return await readOnce(task, run)
-    } catch (err) {
-      if (run.signal.aborted || !workerEnded(err)) throw failure(err, run.signal)
-      run.log.debug({ err: { message: (err as Error).message } }, 'page reader worker ended under this read; reading again')
-    }
-    try {
-      return await readOnce(task, run)
-    } catch (err) {
-      throw failure(err, run.signal)
+    for (let tries = 1; ; tries++) {
+      try {
+        return await readOnce(task, run)
+      } catch (err) {
+        if (tries > 1 || run.signal.aborted || !workerEnded(err)) throw failure(err, run.signal)
+        run.log.debug({ err: { message: (err as Error).message } }, 'page reader worker ended under this read; reading again')
+      }
     }
   }
 

@@ -12,6 +12,7 @@ import type { Config } from '../config.ts'
 import { AppError } from '../errors.ts'
 import { assertPutArgs, contentDispositionOf, isValidFileKey } from './file-keys.ts'
 import type { Storage, StoredFile } from './types.ts'
+import { UNREACHABLE_CODES } from '../util/unreachable.ts'
 
 export type S3StorageOptions = NonNullable<Config['s3']>
 
@@ -35,7 +36,6 @@ function isNotFound (err: unknown): boolean {
   return name === 'NoSuchKey' || (statusOf(err) === 404 && name !== 'NoSuchBucket')
 }
 
-const UNREACHABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ENOTFOUND', 'EAI_AGAIN', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'EPIPE'])
 const DENIED_NAMES = new Set(['AccessDenied', 'Forbidden', 'InvalidAccessKeyId', 'SignatureDoesNotMatch', 'InvalidToken', 'ExpiredToken'])
 
 /** Why an S3 call failed, in the operator's words. */
