@@ -21,7 +21,11 @@ export interface Instance {
 /** How long an instance may take to answer /health. */
 const START_MS = 90_000
 
-/** Starts one instance with `env` (besides its ports and HOST) and resolves once /health answers. */
+/**
+ * Starts one instance with `env` (besides its ports and HOST) and resolves once it is ready as a load balancer would
+ * send it traffic: /health answers and /ready reports its store ok. On a loaded machine a first Redis connection may
+ * still be coming up after /health answers, and until it is, QUOTA_FAIL_MODE=open serves free requests uncounted.
+ */
 export async function startInstance (env: Record<string, string>): Promise<Instance> {
   const [free, pro] = [await freePort(), await freePort()]
   const child = spawn(process.execPath, ['src/server.ts'], {
@@ -40,11 +44,17 @@ export async function startInstance (env: Record<string, string>): Promise<Insta
   // 90 s: a start (Chromium, the reader's worker threads) took over 30 s on a 2-core machine at load average 13.
   const deadline = Date.now() + START_MS
   while (Date.now() < deadline) {
-    if (await fetch(`${instance.free}/health`).then(r => r.ok, () => false)) return instance
+    if (await storeReady(instance)) return instance
     await sleep(100)
   }
   child.kill('SIGKILL')
   throw new Error(`an instance did not start within ${START_MS / 1000} s`)
+}
+
+/** Whether the instance answers /ready with its store ok (the embedded store always is). */
+async function storeReady (instance: Instance): Promise<boolean> {
+  const ready = await fetch(`${instance.free}/ready`).then(async r => await r.json() as { checks?: { store?: string } }, () => undefined)
+  return ready?.checks?.store === 'ok'
 }
 
 /** Stops instances at once and waits for them to be gone. */
