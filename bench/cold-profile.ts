@@ -12,6 +12,7 @@ import { loadConfig } from '../src/config.ts'
 import { createLogger, logDestination } from '../src/logger.ts'
 import { closeContext, createContext } from '../src/context.ts'
 import { buildApp } from '../src/app.ts'
+import { settleHeap } from '../src/util/heap.ts'
 import { startFixtureServer } from '../test/helpers/fixture-server.ts'
 import { coldSides, startBase } from './metadata.ts'
 import { startRawMarkdown } from './extract.ts'
@@ -29,6 +30,7 @@ const config = loadConfig(env)
 const ctx = await createContext(config, createLogger({ level: 'info', destination: sink }))
 const app = await buildApp(ctx, { plan: 'pro' })
 const proUrl = await app.listen({ port: 0, host: '127.0.0.1' })
+settleHeap() // as server.ts does before it listens (util/heap.ts)
 const sides = coldSides(proUrl)
 // The markdown baseline: the raw pair behind a bare route (bench/extract.ts's), so that both sides pay the client's HTTP hop.
 const { url: bareUrl, close: closeBare } = await startRawMarkdown()

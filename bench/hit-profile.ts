@@ -13,6 +13,7 @@ import { cacheKeyOf } from '../src/cache/key.ts'
 import { entryKeyOf } from '../src/cache/entries.ts'
 import { parseQuery } from '../src/schemas/query.ts'
 import { startFixtureServer } from '../test/helpers/fixture-server.ts'
+import { settleHeap } from '../src/util/heap.ts'
 import { assertQuotaCounted, load, profiled, quotaLeft, startRedis } from './lib.ts'
 
 const KEY = 'bench-key'
@@ -27,6 +28,7 @@ const config = loadConfig({ REDIS_URL: redis.url, API_KEYS: KEY, ALLOW_PRIVATE_H
 const ctx = await createContext(config, createLogger({ level: 'info', destination: sink }))
 const app = await buildApp(ctx, { plan: target === 'free' ? 'free' : 'pro' })
 const url = await app.listen({ port: 0, host: '127.0.0.1' })
+settleHeap() // as server.ts does before it listens (util/heap.ts)
 const query = `url=${encodeURIComponent(`${fx.origin}/article/`)}`
 const warm = await fetch(`${url}/?${query}`, { headers: target === 'free' ? {} : { 'x-api-key': KEY } })
 if (warm.status !== 200) throw new Error(`warm-up failed: ${warm.status}`)

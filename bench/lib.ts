@@ -12,6 +12,7 @@ import { loadConfig } from '../src/config.ts'
 import { createLogger, logDestination } from '../src/logger.ts'
 import { closeContext, createContext, type AppContext, type ContextOverrides } from '../src/context.ts'
 import { buildApp } from '../src/app.ts'
+import { settleHeap } from '../src/util/heap.ts'
 
 const run = promisify(execFile)
 
@@ -55,6 +56,7 @@ export async function startBenchService (fx: Pick<FixtureServer, 'host'>, env: R
   const ctx = await createContext(config, createLogger({ level: 'info', destination: sink }), overrides)
   const pro = await buildApp(ctx, { plan: 'pro' })
   const proUrl = await pro.listen({ port: 0, host: '127.0.0.1' })
+  settleHeap() // as server.ts does before it listens (util/heap.ts)
   return {
     ctx,
     pro,

@@ -22,6 +22,7 @@ import { loadConfig } from '../src/config.ts'
 import { createLogger, logDestination } from '../src/logger.ts'
 import { closeContext, createContext } from '../src/context.ts'
 import { buildApp } from '../src/app.ts'
+import { settleHeap } from '../src/util/heap.ts'
 import { cacheKeyOf } from '../src/cache/key.ts'
 import { entryKeyOf } from '../src/cache/entries.ts'
 import { parseQuery } from '../src/schemas/query.ts'
@@ -87,6 +88,7 @@ export async function benchMetadata (): Promise<Record<string, number>> {
   const free = await buildApp(ctx, { plan: 'free' })
   const proUrl = await pro.listen({ port: 0, host: '127.0.0.1' })
   const freeUrl = await free.listen({ port: 0, host: '127.0.0.1' })
+  settleHeap() // as server.ts does before it listens (util/heap.ts)
   const figures: Record<string, number> = {}
   let base: Awaited<ReturnType<typeof startBase>> | undefined
 

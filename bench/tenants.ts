@@ -10,6 +10,7 @@ import { loadConfig } from '../src/config.ts'
 import { createLogger, logDestination } from '../src/logger.ts'
 import { closeContext, createContext } from '../src/context.ts'
 import { buildApp } from '../src/app.ts'
+import { settleHeap } from '../src/util/heap.ts'
 import { startFixtureServer } from '../test/helpers/fixture-server.ts'
 import { load, startRedis } from './lib.ts'
 
@@ -32,6 +33,7 @@ async function run (keys: Record<string, string>): Promise<{ rps: number, cpu: n
   const ctx = await createContext(config, createLogger({ level: 'info', destination: sink }))
   const app = await buildApp(ctx, { plan: 'pro' })
   const url = `${await app.listen({ port: 0, host: '127.0.0.1' })}/?url=${encodeURIComponent(`${fx.origin}/article/`)}`
+  settleHeap() // as server.ts does before it listens (util/heap.ts)
   const headers = { 'x-api-key': KEY }
   if ((await fetch(url, { headers })).status !== 200) throw new Error('warm-up failed')
   await load(url, { connections, seconds: 2, headers })
