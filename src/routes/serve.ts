@@ -12,6 +12,7 @@ import type { ServeOptions } from '../pipeline/index.ts'
 import type { ExtractOptions } from '../schemas/options.ts'
 import { AppError } from '../errors.ts'
 import { createDeadline } from '../util/abort.ts'
+import { endOfTurn } from '../util/turn.ts'
 import { consumeQuota } from '../http/quota.ts'
 import { tenantOf } from '../http/auth.ts'
 import { isSignedLink, verifySignedLink } from '../tenants/signed-links.ts'
@@ -152,6 +153,7 @@ export function createServeCore (ctx: AppContext, plan: Plan): ServeCore {
   async function answerHeld<T> (ran: Ran, answer: (ran: Ran, signal: AbortSignal) => Promise<T>, tenant?: Tenant): Promise<T> {
     ctx.metrics.cache('HIT')
     if (tenant !== undefined) ctx.metrics.tenantHit(tenant.name)
+    await endOfTurn()
     return await answer(ran, NEVER_ABORTED)
   }
 
