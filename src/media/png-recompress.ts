@@ -25,17 +25,19 @@ export async function recompressPng (body: Buffer): Promise<Buffer> {
 }
 
 /**
- * The generated files with every PNG re-encoded (recompressPng); the others as they are. `timings.encode` gets the
- * time the encodes took (ms, for server-timing). Never rejects.
+ * The generated files with every PNG re-encoded (recompressPng) but those of the kinds in `asWritten`
+ * (`screenshot.optimizeForSpeed`); the others as they are. `timings.encode` gets the time the encodes took (ms, for
+ * server-timing). Never rejects.
  */
 export async function recompressFiles (
-  files: Partial<Record<FileKind, GeneratedFile>>, timings: Record<string, number>
+  files: Partial<Record<FileKind, GeneratedFile>>, timings: Record<string, number>, asWritten: ReadonlySet<FileKind> = new Set()
 ): Promise<Partial<Record<FileKind, GeneratedFile>>> {
   const entries = Object.entries(files) as Array<[FileKind, GeneratedFile]>
-  if (!entries.some(([, file]) => file.ext === 'png')) return files
+  const encodes = ([kind, file]: [FileKind, GeneratedFile]): boolean => file.ext === 'png' && !asWritten.has(kind)
+  if (!entries.some(encodes)) return files
   const t = performance.now()
   const out = Object.fromEntries(await Promise.all(entries.map(async ([kind, file]): Promise<[FileKind, GeneratedFile]> =>
-    file.ext === 'png' ? [kind, { ...file, body: await recompressPng(file.body) }] : [kind, file])))
+    encodes([kind, file]) ? [kind, { ...file, body: await recompressPng(file.body) }] : [kind, file])))
   timings.encode = performance.now() - t
   return out
 }

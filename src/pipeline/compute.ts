@@ -17,6 +17,7 @@ import { enrich, type EnrichDeps, type Extraction } from './enrichers/index.ts'
 import { runWithEgress, type EgressScope } from '../net/egress-scope.ts'
 import { parseUpstreamProxy, resolveProxy } from '../net/proxy-tunnel.ts'
 import { recompressFiles } from '../media/png-recompress.ts'
+import type { FileKind } from '../browser/producers/index.ts'
 import { AppError } from '../errors.ts'
 
 /** The outputs that are a media file the page names (docs/api.md §3.4), in their order in `data`. */
@@ -69,6 +70,9 @@ export async function computeEntry (deps: ComputeDeps, options: ExtractOptions, 
   return await runWithEgress(scope, async () => await compute(deps, options, run, scope))
 }
 
+/** The files kept as Chromium wrote them with `screenshot.optimizeForSpeed`. */
+const AS_WRITTEN: ReadonlySet<FileKind> = new Set(['screenshot'])
+
 async function compute (deps: ComputeDeps, options: ExtractOptions, run: ComputeRun, scope: EgressScope): Promise<Computed> {
   // Grouped once: each stage below is handed the groups it reads.
   const groups: OptionGroups = groupOptions(options)
@@ -99,7 +103,7 @@ async function compute (deps: ComputeDeps, options: ExtractOptions, run: Compute
     let generated: Promise<Extraction['generated']> | undefined
     if (loaded.rendered !== undefined) {
       run.timings.render = loaded.rendered.captureTime
-      generated = recompressFiles(loaded.rendered.files, run.timings)
+      generated = recompressFiles(loaded.rendered.files, run.timings, outputs.screenshot !== false && outputs.screenshot.optimizeForSpeed === true ? AS_WRITTEN : undefined)
     }
 
     const te = performance.now()

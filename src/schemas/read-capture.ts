@@ -108,6 +108,7 @@ export function readScreenshot (given: Node | undefined, { root }: ReadInput): S
   const element = optionalString(kid('element'), 'screenshot.element')
   const fullPage = bool(kid('fullPage'), 'screenshot.fullPage', false)
   const omitBackground = bool(kid('omitBackground'), 'screenshot.omitBackground', false)
+  const optimizeForSpeed = bool(kid('optimizeForSpeed'), 'screenshot.optimizeForSpeed', false)
 
   const overlayNode = objectNode(kid('overlay'), 'screenshot.overlay')
   const overlay: ScreenshotOptions['overlay'] = {}
@@ -139,6 +140,7 @@ export function readScreenshot (given: Node | undefined, { root }: ReadInput): S
     codeScheme
   }
   if (type !== 'png') out.quality = quality
+  if (type === 'png' && optimizeForSpeed) out.optimizeForSpeed = true
   if (element !== undefined) out.element = element
   return out
 }

@@ -161,7 +161,7 @@ describe('embed of files', () => {
 })
 
 describe('the PNG written again after the slot', () => {
-  it('stores a PNG no larger than Chromium\'s default encode of the page, and times every part in server-timing', async () => {
+  it('stores a PNG no larger than Chromium\'s default encode of the page (the fast encoder\'s own with optimizeForSpeed), and times every part in server-timing', async () => {
     const target = `${fx.origin}/article/`
     const res = await get(disk, { url: `${target}?png-size`, screenshot: true, meta: false, waitUntil: 'load', 'viewport.deviceScaleFactor': 1 })
     expect(res.statusCode).toBe(200)
@@ -170,6 +170,14 @@ describe('the PNG written again after the slot', () => {
     expect(stored.length).toBe(data.screenshot.size)
     const decoded = PNG.sync.read(stored)
     expect([decoded.width, decoded.height]).toEqual([1280, 800])
+    // screenshot.optimizeForSpeed: the fast encoder's bytes as Chromium wrote them, no encode after the slot.
+    const quick = await get(disk, { url: `${target}?png-size`, screenshot: true, meta: false, waitUntil: 'load', 'viewport.deviceScaleFactor': 1, 'screenshot.optimizeForSpeed': true })
+    expect(quick.statusCode).toBe(200)
+    expect(quick.headers['x-cache-status']).toBe('MISS')
+    const storedQuick = (await disk.free.inject(new URL(quick.json().data.screenshot.url).pathname)).rawPayload
+    const decodedQuick = PNG.sync.read(storedQuick)
+    expect([decodedQuick.width, decodedQuick.height]).toEqual([1280, 800])
+    expect(String(quick.headers['server-timing'])).not.toMatch(/encode;/)
     // The reference: the same page captured by a plain Chromium, default encode and fast encode.
     const browser: Browser = await launchTestBrowser()
     try {
@@ -193,6 +201,9 @@ describe('the PNG written again after the slot', () => {
       const [fast, standard] = [await encode(true), await encode(false)]
       expect(stored.length).toBeLessThanOrEqual(standard)
       expect(stored.length).toBeLessThan(fast)
+      // The same encoder on the same page: within a few percent of the reference's fast encode, well above the default.
+      expect(storedQuick.length).toBeGreaterThan(standard * 1.5)
+      expect(Math.abs(storedQuick.length - fast) / fast).toBeLessThan(0.05)
     } finally {
       await browser.close()
     }

@@ -9,6 +9,7 @@ import type { ParseContext } from '../../src/schemas/query.ts'
 import { META_FIELDS } from '../../src/schemas/options.ts'
 import type { ExtractOptions } from '../../src/schemas/options.ts'
 import { CODE_SCHEMES } from '../../src/schemas/code-schemes.ts'
+import { cacheKeyOf } from '../../src/cache/key.ts'
 
 const MAX_TIMEOUT = 28_000
 const PRO: ParseContext = { plan: 'pro', headers: {}, maxTimeout: MAX_TIMEOUT }
@@ -696,11 +697,19 @@ describe('§3.2 screenshot', () => {
     expectError(`screenshot.codeScheme=${enc('/relative.css')}`, 'EINVALQUERY', 'screenshot.codeScheme')
   })
 
-  it('rejects animated, ignores optimizeForSpeed', () => {
+  it('rejects animated', () => {
     expectError('screenshot.animated=true', 'EINVALQUERY', 'screenshot.animated')
     expectError('screenshot.animated', 'EINVALQUERY', 'screenshot.animated')
     expect(q('screenshot.animated=false')).toEqual(q('screenshot'))
-    expect(q('screenshot.optimizeForSpeed=true')).toEqual(q('screenshot'))
+  })
+
+  it('reads optimizeForSpeed for png only, kept only when true (one cache entry for the default, stated or not)', () => {
+    expect(q('screenshot.optimizeForSpeed=true').screenshot).toMatchObject({ type: 'png', optimizeForSpeed: true })
+    expect(q('screenshot.optimizeForSpeed').screenshot).toMatchObject({ optimizeForSpeed: true })
+    expect(q('screenshot.optimizeForSpeed=false')).toEqual(q('screenshot'))
+    expect(q('screenshot.type=jpeg&screenshot.optimizeForSpeed=true')).toEqual(q('screenshot.type=jpeg'))
+    expect(cacheKeyOf(q('screenshot.optimizeForSpeed=true'))).not.toBe(cacheKeyOf(q('screenshot')))
+    expectError('screenshot.optimizeForSpeed=fast', 'EINVALQUERY', 'screenshot.optimizeForSpeed')
   })
 
   it('rejects a bad switch', () => {
