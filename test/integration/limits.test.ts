@@ -352,14 +352,15 @@ describe('hostile targets', () => {
       const { res, ms } = await get(hostile, { url: `${fx.origin}${path}`, prerender, screenshot: prerender, timeout: `${TIMEOUT}ms` })
       const body = res.json()
       const next = await get(hostile, { url: `${fx.origin}/red/?after=${encodeURIComponent(name)}`, prerender: true, waitUntil: 'load' })
-      return { name, status: res.statusCode, code: body.code as string | undefined, ms: Math.round(ms), next: next.res.statusCode, nextCode: next.res.json().code as string | undefined, nextTitle: next.res.json().data?.title }
+      const { jobMs, paceMs, resetMs, active, queued } = hostile.ctx.browser.stats()
+      return { name, status: res.statusCode, code: body.code as string | undefined, ms: Math.round(ms), next: next.res.statusCode, nextCode: next.res.json().code as string | undefined, nextMessage: `${JSON.stringify(next.res.json().data)}, pool after: ${JSON.stringify({ jobMs, paceMs, resetMs, active, queued })}`, nextTitle: next.res.json().data?.title }
     }))
     for (const o of outcomes) {
       expect.soft(o.ms, o.name).toBeLessThan(TIMEOUT + SLACK)
       if (o.status !== 200) {
         expect.soft(ERROR_CODES as readonly string[], o.name).toContain(o.code)
       }
-      expect.soft(o.next, `${o.name}: the next request (${o.nextCode ?? 'no code'})`).toBe(200)
+      expect.soft(o.next, `${o.name}: the next request (${o.nextCode ?? 'no code'}: ${o.nextMessage ?? ''})`).toBe(200)
       expect.soft(o.nextTitle, `${o.name}: the next request`).toBe('Red')
     }
     const by = Object.fromEntries(outcomes.map(o => [o.name, o]))

@@ -219,6 +219,19 @@ describe('Limiter', () => {
     expect(limiter.refused).toEqual({ full: 2, late: 0, left: 0 })
   })
 
+  it('measures the reset time by resets that worked only', () => {
+    const limiter = limiterOf(2, 0)
+    for (let i = 0; i < 40; i++) { limiter.acquire(); limiter.answered(); limiter.release(2_000, 50) }
+    // A reset that failed (the pool ended it at its bound) gives its slot back and says nothing of the next one's time.
+    limiter.acquire()
+    limiter.answered()
+    expect(limiter.resetting).toBe(1)
+    limiter.release(undefined, NaN)
+    expect(limiter.resetting).toBe(0)
+    expect(limiter.active).toBe(0)
+    expect(limiter.resetMs).toBeCloseTo(50, 0)
+  })
+
   it('queues without a deadline as before', () => {
     const limiter = limiterOf(1, 3)
     limiter.admit(probe(limiter), never, true)

@@ -230,7 +230,7 @@ export async function createBrowserPool (options: BrowserPoolOptions, deps: Brow
     admissible,
     health: () => supervisor.health(),
     readiness: () => supervisor.readiness(),
-    stats: () => ({ active: limiter.active, queued: limiter.queued, ...counters, refused: { ...limiter.refused }, jobMs: limiter.jobMs, paceMs: limiter.paceMs }),
+    stats: () => ({ active: limiter.active, queued: limiter.queued, ...counters, refused: { ...limiter.refused }, jobMs: limiter.jobMs, paceMs: limiter.paceMs, resetMs: limiter.resetMs }),
     chromiumVersion: () => supervisor.version,
     browserPid: () => supervisor.current?.pid,
     close

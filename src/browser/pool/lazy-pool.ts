@@ -25,7 +25,7 @@ export interface LazyPoolOptions {
 /** After a failed start: 1 s, 2 s, 5 s, 10 s, then every 30 s (docs/api.md EBROWSER). */
 export const START_BACKOFF_MS: readonly number[] = [1_000, 2_000, 5_000, 10_000, 30_000]
 
-const IDLE: BrowserPoolStats = { active: 0, queued: 0, ...zeroCounters(), refused: { full: 0, late: 0, left: 0 }, jobMs: 0, paceMs: 0 }
+const IDLE: BrowserPoolStats = { active: 0, queued: 0, ...zeroCounters(), refused: { full: 0, late: 0, left: 0 }, jobMs: 0, paceMs: 0, resetMs: 0 }
 
 export function createLazyBrowserPool (create: () => Promise<BrowserPool>, options: LazyPoolOptions = {}): LazyBrowserPool {
   const backoff = options.backoffMs ?? START_BACKOFF_MS

@@ -244,7 +244,8 @@ export class Limiter {
 
   /**
    * Gives a slot back; `heldMs`, how long the slot was held, updates the measured job time and its deviation;
-   * `resetMs`, given for a slot whose job answered() before, how long its reset took.
+   * `resetMs`, given for a slot whose job answered() before, how long its reset took (NaN: the reset failed, and
+   * measures nothing).
    * Two releases in a row while every slot is taken and waiters queue measure the pace: the time between them, into
    * a mean that starts from the estimate before any (paceMs). The first release of a backlog is no
    * measure: its job may have started long before the queue formed, or be the reset of a job answered just before.

@@ -150,6 +150,9 @@ export class JobRunner {
 
   async #release (lease: Lease | undefined, gen: Generation, startedAt: number, answeredAt: number, measured: boolean): Promise<void> {
     const { supervisor, leases, limiter, drain, policy, log, counters } = this.#deps
+    // Only a reset that worked measures the reset time: one that failed or ran out of time was ended by the pool's
+    // bound, and one such outlier would make waiters wait for it (or refuse them as late).
+    let resetWorked = false
     try {
       if (lease !== undefined) {
         const t = performance.now()
@@ -163,6 +166,7 @@ export class JobRunner {
           log?.debug({ err }, 'page reset failed; closing the context')
           return false
         }), policy.resetTimeoutMs * 2) === true
+        resetWorked = ok
         if (keep) {
           counters.resets += 1
           counters.resetSeconds += (performance.now() - t) / 1000
@@ -181,7 +185,7 @@ export class JobRunner {
       }
     } finally {
       const now = performance.now()
-      limiter.release(measured ? now - startedAt : undefined, now - answeredAt)
+      limiter.release(measured ? now - startedAt : undefined, resetWorked ? now - answeredAt : NaN)
       supervisor.released(gen)
       drain.wake()
       this.#deps.pump()

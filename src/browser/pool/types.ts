@@ -147,6 +147,8 @@ export interface BrowserPoolStats extends PoolCounters {
   jobMs: number
   /** The queue's measured pace, ms between two slots given back while requests wait (what a wait is estimated with). */
   paceMs: number
+  /** A reset's measured time, ms, from a job's answer to its slot given back (resets that worked only). */
+  resetMs: number
 }
 
 export interface BrowserPool {
