@@ -7,7 +7,7 @@
 import { PNG } from 'pngjs'
 import { startFixtureServer } from '../test/helpers/fixture-server.ts'
 import { startDnsServer } from '../test/helpers/dns-server.ts'
-import { BENCH_KEY, fmt, line, median, startBenchService } from './lib.ts'
+import { BENCH_KEY, fmt, line, median, runJobs, startBenchService } from './lib.ts'
 
 const PAGES = Number(process.env.BENCH_DNS_PAGES ?? 200)
 const HOSTS = 10
@@ -23,24 +23,16 @@ export interface DnsFigures {
 
 /** Answers `PAGES` pages of `mode`, CONCURRENCY at a time: the run's time and each page's. */
 async function pass (proUrl: string, origin: string, mode: Mode, tag: string): Promise<{ totalMs: number, pages: number[] }> {
-  const pages: number[] = []
-  let next = 0
-  const started = performance.now()
-  await Promise.all(Array.from({ length: CONCURRENCY }, async () => {
-    while (next < PAGES) {
-      const n = next++
-      const url = `${origin}/dns-page?mode=${mode}&n=${n}&${tag}`
-      const t = performance.now()
-      const res = await fetch(`${proUrl}/?url=${encodeURIComponent(url)}`, { headers: { 'x-api-key': BENCH_KEY } })
-      const body = await res.json() as { data?: { image?: { width?: number } | null } }
-      pages.push(performance.now() - t)
-      if (res.status !== 200) throw new Error(`dns bench: page ${n} (${mode}) answered ${res.status}`)
-      // The probe happened (the image's size is known), or there was nothing to probe.
-      const width = body.data?.image?.width
-      if (mode === 'none' ? width !== undefined : width !== 8) throw new Error(`dns bench: page ${n} (${mode}) image ${JSON.stringify(body.data?.image)}`)
-    }
-  }))
-  return { totalMs: performance.now() - started, pages }
+  const { ms, latencies } = await runJobs(PAGES, CONCURRENCY, async (n) => {
+    const url = `${origin}/dns-page?mode=${mode}&n=${n}&${tag}`
+    const res = await fetch(`${proUrl}/?url=${encodeURIComponent(url)}`, { headers: { 'x-api-key': BENCH_KEY } })
+    const body = await res.json() as { data?: { image?: { width?: number } | null } }
+    if (res.status !== 200) throw new Error(`dns bench: page ${n} (${mode}) answered ${res.status}`)
+    // The probe happened (the image's size is known), or there was nothing to probe.
+    const width = body.data?.image?.width
+    if (mode === 'none' ? width !== undefined : width !== 8) throw new Error(`dns bench: page ${n} (${mode}) image ${JSON.stringify(body.data?.image)}`)
+  })
+  return { totalMs: ms, pages: latencies }
 }
 
 export async function benchDns (): Promise<DnsFigures> {

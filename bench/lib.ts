@@ -144,6 +144,21 @@ export function median (values: number[]): number {
   return sorted.length % 2 === 1 ? sorted[mid]! : ((sorted[mid - 1]! + sorted[mid]!) / 2)
 }
 
+/** Runs `n` jobs with at most `c` at once: the whole run's time and each job's, in ms (in the order they ended). */
+export async function runJobs (n: number, c: number, job: (i: number) => Promise<unknown>): Promise<{ ms: number, latencies: number[] }> {
+  const latencies: number[] = []
+  let next = 0
+  const started = performance.now()
+  await Promise.all(Array.from({ length: c }, async () => {
+    for (let i = next++; i < n; i = next++) {
+      const t = performance.now()
+      await job(i)
+      latencies.push(performance.now() - t)
+    }
+  }))
+  return { ms: performance.now() - started, latencies }
+}
+
 export function fmt (n: number, digits = 2): string {
   return n.toFixed(digits)
 }

@@ -25,7 +25,7 @@ import { findChromium, chromiumArgs } from '../src/browser/chromium.ts'
 import { createBrowserPool } from '../src/browser/pool/index.ts'
 import type { Emulation } from '../src/browser/emulation.ts'
 import { desktopUserAgent } from '../src/schemas/devices.ts'
-import { line } from './lib.ts'
+import { line, runJobs } from './lib.ts'
 
 const JOBS = Number(process.argv[2] ?? 40)
 const SITES = 16
@@ -173,18 +173,8 @@ function percentile (values: number[], p: number): number {
 async function drive (concurrency: number, jobs: number, runOne: (i: number) => Promise<unknown>): Promise<Result> {
   // Warm-up: one job per slot, not counted.
   await Promise.all(Array.from({ length: concurrency }, (_, i) => runOne(i)))
-  const latencies: number[] = []
-  let next = 0
-  const start = performance.now()
-  await Promise.all(Array.from({ length: concurrency }, async () => {
-    while (next < jobs) {
-      const i = next++
-      const t = performance.now()
-      await runOne(i)
-      latencies.push(performance.now() - t)
-    }
-  }))
-  const seconds = (performance.now() - start) / 1000
+  const { ms, latencies } = await runJobs(jobs, concurrency, runOne)
+  const seconds = ms / 1000
   return { jobsPerSecond: jobs / seconds, p50: percentile(latencies, 0.5), p90: percentile(latencies, 0.9) }
 }
 

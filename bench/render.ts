@@ -24,7 +24,7 @@ import { startFixtureServer, type FixtureServer } from '../test/helpers/fixture-
 import { freePort } from '../test/setup/global-setup.ts'
 import { descendantsOf } from '../test/helpers/processes.ts'
 import { findChromium } from '../src/browser/chromium.ts'
-import { fmt, line, median, treePssByKind } from './lib.ts'
+import { fmt, line, median, runJobs, treePssByKind } from './lib.ts'
 import { addSummaryRows, atLeast, atMost, ratio } from './summary.ts'
 import { burstLines, runBurst, runFloor } from './burst.ts'
 
@@ -48,19 +48,8 @@ function labelOf (s: Setting): string {
 
 /** Runs n jobs with at most c at once; returns throughput (jobs/s) and the median latency (ms). */
 export async function drive (n: number, c: number, job: (i: number) => Promise<void>): Promise<{ rate: number, latency: number }> {
-  const latencies: number[] = []
-  let next = 0
-  const started = performance.now()
-  await Promise.all(Array.from({ length: c }, async () => {
-    for (;;) {
-      const i = next++
-      if (i >= n) return
-      const t = performance.now()
-      await job(i)
-      latencies.push(performance.now() - t)
-    }
-  }))
-  return { rate: n / ((performance.now() - started) / 1000), latency: median(latencies) }
+  const { ms, latencies } = await runJobs(n, c, job)
+  return { rate: n / (ms / 1000), latency: median(latencies) }
 }
 
 // ---------------------------------------------------------------- the service, in its own process
