@@ -24,13 +24,15 @@ export async function recompressPng (body: Buffer): Promise<Buffer> {
   }
 }
 
+const NONE: ReadonlySet<FileKind> = new Set()
+
 /**
  * The generated files with every PNG re-encoded (recompressPng) but those of the kinds in `asWritten`
  * (`screenshot.optimizeForSpeed`); the others as they are. `timings.encode` gets the time the encodes took (ms, for
  * server-timing). Never rejects.
  */
 export async function recompressFiles (
-  files: Partial<Record<FileKind, GeneratedFile>>, timings: Record<string, number>, asWritten: ReadonlySet<FileKind> = new Set()
+  files: Partial<Record<FileKind, GeneratedFile>>, timings: Record<string, number>, asWritten: ReadonlySet<FileKind> = NONE
 ): Promise<Partial<Record<FileKind, GeneratedFile>>> {
   const entries = Object.entries(files) as Array<[FileKind, GeneratedFile]>
   const encodes = ([kind, file]: [FileKind, GeneratedFile]): boolean => file.ext === 'png' && !asWritten.has(kind)

@@ -12,7 +12,7 @@ import type { Config } from '../config.ts'
 import { AppError } from '../errors.ts'
 import { assertPutArgs, contentDispositionOf, isValidFileKey } from './file-keys.ts'
 import type { Storage, StoredFile } from './types.ts'
-import { UNREACHABLE_CODES } from '../util/unreachable.ts'
+import { isUnreachable } from '../util/unreachable.ts'
 
 export type S3StorageOptions = NonNullable<Config['s3']>
 
@@ -65,7 +65,7 @@ export class S3Failure extends Error {
     } else if (status === 403 || DENIED_NAMES.has(name)) {
       reason = 'access denied'
       message = `access denied to bucket "${bucket}" at ${where} (${name === '' ? `HTTP ${String(status)}` : name}); check S3_ACCESS_KEY_ID, S3_SECRET_ACCESS_KEY and the bucket's policy`
-    } else if (UNREACHABLE_CODES.has(code) || name === 'TimeoutError' || name === 'AbortError') {
+    } else if (isUnreachable(err) || name === 'TimeoutError' || name === 'AbortError') {
       reason = 'endpoint unreachable'
       message = `endpoint unreachable: ${where} did not answer (${code === '' ? name : code}); check S3_ENDPOINT and the network`
     } else {

@@ -1,7 +1,7 @@
 // One full garbage collection once a process has started, before it serves (server.ts, and the benches that
 // build the service in their own process). Why: V8 keeps at most 1,536 transitions from the map of the empty
 // object `{}`, one per first property name. Starting the service (Fastify compiling its route schemas with Ajv,
-// whose generated code names its variables `err16`, `_errs96`, ...; the filter lists; the fingerprints) fills
+// whose generated code names its variables `err16`, `_errs96`, ...; the modules; the fingerprints) fills
 // them with names that die right away, and only a full collection clears them. Until one runs, every object
 // built from `{}` with a first property V8 has not cached (`reply.header`'s headers object, lru-cache's `get`
 // options) takes V8's slow path: a map of its own and an inline-cache miss per access, 1-10 µs each. A service
