@@ -167,7 +167,10 @@ describe('the process', () => {
   }, 90_000)
 
   it('finishes requests in flight on SIGTERM, then exits', async () => {
-    fx.route('/drain', (_req, res) => { setTimeout(() => { res.writeHead(200, { 'content-type': 'text/html' }); res.end('<title>Drained</title>') }, 1200) })
+    // In flight means the service is fetching the page: SIGTERM goes once the fixture has the request.
+    let fetching!: () => void
+    const fetched = new Promise<void>(resolve => { fetching = resolve })
+    fx.route('/drain', (_req, res) => { fetching(); setTimeout(() => { res.writeHead(200, { 'content-type': 'text/html' }); res.end('<title>Drained</title>') }, 1200) })
     const [free, pro] = [await freePort(), await freePort()]
     const child = spawn(process.execPath, ['src/server.ts'], {
       cwd: ROOT,
@@ -175,6 +178,10 @@ describe('the process', () => {
       stdio: ['ignore', 'pipe', 'pipe']
     })
     const exited = new Promise<number | null>(resolve => child.on('exit', resolve))
+    // What the process wrote, shown if it does not exit cleanly.
+    let output = ''
+    child.stderr.on('data', (d: Buffer) => { output += d.toString() })
+    child.stdout.on('data', (d: Buffer) => { output += d.toString() })
     try {
       for (let i = 0; i < 600; i++) {
         const ok = await fetch(`http://127.0.0.1:${free}/health`).then(r => r.ok, () => false)
@@ -182,12 +189,12 @@ describe('the process', () => {
         await new Promise(r => setTimeout(r, 100))
       }
       const inFlight = fetch(`http://127.0.0.1:${free}/?url=${encodeURIComponent(`${fx.origin}/drain`)}`)
-      await new Promise(r => setTimeout(r, 300))
+      await fetched
       child.kill('SIGTERM')
       const res = await inFlight
       expect(res.status).toBe(200)
       expect(((await res.json()) as { data: { title: string } }).data.title).toBe('Drained')
-      expect(await exited).toBe(0)
+      expect(await exited, output).toBe(0)
       await expect(fetch(`http://127.0.0.1:${free}/health`)).rejects.toThrow()
     } finally {
       child.kill('SIGKILL')
