@@ -92,7 +92,7 @@ export async function createContext (config: Readonly<Config>, log: Logger, over
   })
   const reader = createPageReader({ probe, maxHtmlBytes: config.maxHtmlBytes, maxResponseBytes: config.maxResponseBytes, threads: config.readerThreads, env: config.childEnv, log })
   const oembed = createOembed({ http, providers: overrides.oembedProviders ?? bundledProviders(), log })
-  const browser = createLazyBrowserPool(async () => await createBrowserPool({
+  const browser = createLazyBrowserPool(async (signal) => await createBrowserPool({
     chromiumPath: config.chromiumPath,
     wsEndpoint: config.browserWsEndpoint,
     egress: config.egress,
@@ -102,7 +102,7 @@ export async function createContext (config: Readonly<Config>, log: Logger, over
     env: config.childEnv,
     proxyCa: overrides.proxyCa,
     ...overrides.browser
-  }, { guard, log }), { log })
+  }, { guard, log, signal }), { log })
   const lighthouse = createLighthouseRunner({
     guard,
     slots: browser,

@@ -3,12 +3,13 @@
 // 503 EBROWSER, saying what to install or set, with retry-after; a request that needs none is served; /ready says
 // the browser is the failing check; a launch is not tried per request but after a backoff, so a browser installed
 // afterwards is picked up.
-import { mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { build, qs, type Built } from '../helpers/build.ts'
 import { startFixtureServer, type FixtureServer } from '../helpers/fixture-server.ts'
+import { browserProcesses, isAlive } from '../helpers/processes.ts'
 
 let fx: FixtureServer
 let app: Built | undefined
@@ -100,5 +101,30 @@ describe('a missing or unlaunchable Chromium', () => {
     expect(meta.statusCode).toBe(200)
     expect(meta.json().data.title).toBe('Red')
     expect(app!.ctx.browser.readiness()).toBe('down')
+  }, 90_000)
+
+  it('a Chromium slow to start: closing stops the launch rather than wait for it, and logs no failure', async () => {
+    dir = mkdtempSync(path.join(os.tmpdir(), 'pagecast-slowchromium-'))
+    const chromium = path.join(dir, 'chromium')
+    // Writes its pid, then takes a minute before it is Chromium: a launch that a shutdown would otherwise wait out.
+    writeFileSync(chromium, `#!/bin/sh\necho $$ > ${dir}/pid\nsleep 60\nexec /usr/bin/chromium "$@"\n`, { mode: 0o755 })
+    const built = await newApp(chromium)
+    const warming = built.ctx.browser.warm()
+    warming.catch(() => {})
+    const pidFile = path.join(dir, 'pid')
+    for (let i = 0; i < 600 && !(existsSync(pidFile) && readFileSync(pidFile, 'utf8').endsWith('\n')); i++) await new Promise(resolve => setTimeout(resolve, 50))
+    const pid = Number(readFileSync(pidFile, 'utf8'))
+    // The launcher and its sleep.
+    expect(browserProcesses(pid).filter(isAlive).length).toBeGreaterThanOrEqual(2)
+
+    const started = performance.now()
+    await built.close()
+    app = undefined
+    // The launch would take 60 s; 20 s leaves a loaded machine room.
+    expect(performance.now() - started).toBeLessThan(20_000)
+    expect(browserProcesses(pid).filter(isAlive)).toEqual([])
+    await expect(warming).rejects.toMatchObject({ code: 'EBUSY' })
+    expect(failedStarts(built)).toBe(0)
+    expect(built.logs.filter(line => Number(line.level) >= 50)).toEqual([])
   }, 90_000)
 })

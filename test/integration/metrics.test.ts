@@ -215,9 +215,13 @@ describe('METRICS_PORT', () => {
     const child = spawn(process.execPath, ['src/server.ts'], {
       cwd: ROOT,
       env: { ...process.env, FREE_PORT: String(free), PRO_PORT: String(pro), METRICS_PORT: String(metrics), HOST: '127.0.0.1', LOG_LEVEL: 'warn' },
-      stdio: ['ignore', 'ignore', 'pipe']
+      stdio: ['ignore', 'pipe', 'pipe']
     })
     const exited = new Promise<number | null>(resolve => child.on('exit', resolve))
+    // What the process wrote (warnings and errors), shown if it does not exit cleanly.
+    let output = ''
+    child.stdout.on('data', (d: Buffer) => { output += d.toString() })
+    child.stderr.on('data', (d: Buffer) => { output += d.toString() })
     try {
       await vi.waitFor(async () => {
         expect((await fetch(`http://127.0.0.1:${metrics}/metrics`)).status).toBe(200)
@@ -227,7 +231,7 @@ describe('METRICS_PORT', () => {
       expect((await fetch(`http://127.0.0.1:${free}/metrics`)).status).toBe(404)
       expect((await fetch(`http://127.0.0.1:${pro}/metrics`)).status).toBe(404)
       child.kill('SIGTERM')
-      expect(await exited).toBe(0)
+      expect(await exited, output).toBe(0)
       await expect(fetch(`http://127.0.0.1:${metrics}/metrics`)).rejects.toThrow()
     } finally {
       child.kill('SIGKILL')

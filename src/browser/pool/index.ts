@@ -15,7 +15,7 @@ import { findChromium } from '../chromium.ts'
 import { desktopUserAgent } from '../../schemas/devices.ts'
 import { withDefaultUserAgent } from '../emulation.ts'
 import { createEgressProxy } from '../egress-proxy.ts'
-import { BrowserError, browserUnavailable, toBrowserError } from '../errors.ts'
+import { BrowserError, browserShuttingDown, browserUnavailable, toBrowserError } from '../errors.ts'
 import { Drain } from './drain.ts'
 export { createLazyBrowserPool } from './lazy-pool.ts'
 export type { LazyBrowserPool } from './lazy-pool.ts'
@@ -135,7 +135,7 @@ export async function createBrowserPool (options: BrowserPoolOptions, deps: Brow
 
   function run<T> (job: BrowserJob<T>, runOptions: PoolRunOptions): Promise<T> {
     const { signal } = runOptions
-    if (supervisor.closing) return Promise.reject(busyError('The browser is shutting down.'))
+    if (supervisor.closing) return Promise.reject(browserShuttingDown())
     if (signal.aborted) return Promise.reject(abortError(signal))
     // The pool's own default user agent: the desktop one of the Chromium it runs now.
     const filled = { ...runOptions, emulation: withDefaultUserAgent(runOptions.emulation, desktopUserAgent(supervisor.version)) }
@@ -159,7 +159,7 @@ export async function createBrowserPool (options: BrowserPoolOptions, deps: Brow
 
   /** The early verdict (docs/browser.md#admission): the EBUSY the queue would answer now for this deadline, counted. */
   function admissible (deadline?: number): AppError | undefined {
-    if (supervisor.closing) return busyError('The browser is shutting down.')
+    if (supervisor.closing) return browserShuttingDown()
     // Relaunches failing: nothing would start before the next one, which may fail too.
     if (!supervisor.isUp() && supervisor.launchFailures > 0) return browserUnavailable(undefined, RELAUNCH_RETRY_MS)
     const admission = limiter.verdict(supervisor.isUp(), deadline)
@@ -171,7 +171,7 @@ export async function createBrowserPool (options: BrowserPoolOptions, deps: Brow
 
   function runSlot<T> (work: SlotWork<T>, runOptions: SlotRunOptions): Promise<T> {
     const { signal } = runOptions
-    if (supervisor.closing) return Promise.reject(busyError('The browser is shutting down.'))
+    if (supervisor.closing) return Promise.reject(browserShuttingDown())
     if (signal.aborted) return Promise.reject(abortError(signal))
     return new Promise<T>((resolve, reject) => {
       const start = AsyncResource.bind((): void => {
@@ -196,11 +196,16 @@ export async function createBrowserPool (options: BrowserPoolOptions, deps: Brow
     })
   }
 
+  const stopStarting = (): void => { supervisor.beginClose() }
+  deps.signal?.addEventListener('abort', stopStarting, { once: true })
+  if (deps.signal?.aborted === true) stopStarting()
   try {
     await supervisor.start()
   } catch (err) {
     await defaultProxy.close()
     throw toBrowserError(err, 'launch')
+  } finally {
+    deps.signal?.removeEventListener('abort', stopStarting)
   }
 
   let closed: Promise<void> | undefined
@@ -208,12 +213,12 @@ export async function createBrowserPool (options: BrowserPoolOptions, deps: Brow
   async function close (): Promise<void> {
     closed ??= (async () => {
       supervisor.beginClose()
-      limiter.flush(busyError('The browser is shutting down.'))
+      limiter.flush(browserShuttingDown())
       // Running jobs finish (each within its own deadline); they are then released without a reset. Jobs still
       // running after drainTimeoutMs are aborted.
       await drain.settle(() => limiter.active, drainTimeoutMs, () => {
-        leases.abortJobs(() => true, () => busyError('The browser is shutting down.'))
-        for (const controller of slotWork) controller.abort(busyError('The browser is shutting down.'))
+        leases.abortJobs(() => true, () => browserShuttingDown())
+        for (const controller of slotWork) controller.abort(browserShuttingDown())
       })
       await supervisor.stopLaunching()
       const idle = leases.takeAllIdle()

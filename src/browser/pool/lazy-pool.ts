@@ -3,7 +3,7 @@
 // A pool that would not start (Chromium missing, or exiting at once: docs/api.md §12.3) is tried again after a
 // backoff, on the first request that needs it then: in between, such requests get 503 EBROWSER at once, without a
 // launch attempt each, and requests that need no browser are served as ever.
-import { browserUnavailable } from '../errors.ts'
+import { browserShuttingDown, browserUnavailable } from '../errors.ts'
 import { zeroCounters, type BrowserJob, type BrowserPool, type BrowserPoolLog, type BrowserPoolStats, type PoolRunOptions, type SlotRunOptions, type SlotWork } from './types.ts'
 
 export interface LazyBrowserPool extends Omit<BrowserPool, 'chromiumVersion'> {
@@ -27,12 +27,14 @@ export const START_BACKOFF_MS: readonly number[] = [1_000, 2_000, 5_000, 10_000,
 
 const IDLE: BrowserPoolStats = { active: 0, queued: 0, ...zeroCounters(), refused: { full: 0, late: 0, left: 0 }, jobMs: 0, paceMs: 0, resetMs: 0 }
 
-export function createLazyBrowserPool (create: () => Promise<BrowserPool>, options: LazyPoolOptions = {}): LazyBrowserPool {
+/** `create` gets a signal aborted when the lazy pool closes: a start under way then stops rather than finish. */
+export function createLazyBrowserPool (create: (signal: AbortSignal) => Promise<BrowserPool>, options: LazyPoolOptions = {}): LazyBrowserPool {
   const backoff = options.backoffMs ?? START_BACKOFF_MS
   const now = options.now ?? Date.now
   let pool: Promise<BrowserPool> | undefined
   let ready: BrowserPool | undefined
   let closed = false
+  const closing = new AbortController()
   /** Starts failed since the last success: the next request that needs the browser tries again. */
   let startFailures = 0
   /** The last failed start and when the next may be tried. */
@@ -46,11 +48,14 @@ export function createLazyBrowserPool (create: () => Promise<BrowserPool>, optio
   }
 
   function ensure (): Promise<BrowserPool> {
+    if (closed) return Promise.reject(browserShuttingDown())
     const refusal = unavailable()
     if (refusal !== undefined) return Promise.reject(refusal)
-    pool ??= create().then(
+    pool ??= create(closing.signal).then(
       (p) => { ready = p; startFailures = 0; failed = undefined; return p },
       (err: unknown) => {
+        // Stopped by close(): nothing failed, and nothing starts again.
+        if (closed) throw browserShuttingDown()
         startFailures += 1
         const wait = backoff[Math.min(startFailures, backoff.length) - 1] ?? 0
         failed = { cause: err, retryAt: now() + wait }
@@ -89,6 +94,7 @@ export function createLazyBrowserPool (create: () => Promise<BrowserPool>, optio
     browserPid: () => ready?.browserPid(),
     async close () {
       closed = true
+      closing.abort()
       if (pool === undefined) return
       const p = await pool.catch(() => undefined)
       await p?.close()

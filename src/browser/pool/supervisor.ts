@@ -96,6 +96,8 @@ export class Supervisor {
   #closing = false
   /** Cuts a relaunch's backoff short when the pool closes. */
   readonly #closed = new AbortController()
+  /** The marker of a local launch under way (its process may not be up yet): closing kills it rather than wait. */
+  #launchMarker: string | undefined
 
   constructor (options: SupervisorOptions, hooks: SupervisorHooks, counters: PoolCounters, log: BrowserPoolLog | undefined) {
     this.#options = options
@@ -132,6 +134,11 @@ export class Supervisor {
   /** The first browser; throws when it cannot start. */
   async start (): Promise<void> {
     const first = await this.#launch()
+    if (this.#closing) {
+      this.#generations.add(first)
+      await this.closeGeneration(first)
+      throw new Error('the pool closed while its browser started')
+    }
     this.#adopt(first)
     this.#log?.info({ generation: first.id, pid: first.pid, version: first.version, remote: this.#remote }, 'browser up')
   }
@@ -154,6 +161,8 @@ export class Supervisor {
         this.#launchFailures = 0
         this.#log?.info({ generation: gen.id, pid: gen.pid, version: gen.version }, 'browser up')
       } catch (err) {
+        // Killed because the pool closes (beginClose): not a failure.
+        if (this.#closing) return
         this.#launchFailures += 1
         this.#log?.error({ err, attempt: this.#launchFailures }, 'browser launch failed')
         // Whoever waits now would wait for a browser that may not come: tell them, and try again for later ones.
@@ -210,8 +219,23 @@ export class Supervisor {
 
   /** No more launches or relaunches from now on. */
   beginClose (): void {
+    if (this.#closing) return
     this.#closing = true
     this.#closed.abort()
+    if (this.#launchMarker !== undefined) void this.#stopLaunch(this.#launchMarker)
+  }
+
+  /**
+   * A launch under way when the pool closes is killed, not waited for: a Chromium slow to start (a loaded machine)
+   * would hold SIGTERM past its grace. Its process may not be spawned yet, so the marker is looked for until the
+   * launch has settled; Playwright's launch then fails at once.
+   */
+  async #stopLaunch (marker: string): Promise<void> {
+    while (this.#launchMarker === marker) {
+      const pid = findPidByMarker(marker)
+      if (pid !== undefined) killProcessGroup(pid, processStartTime(pid))
+      await sleep(100)
+    }
   }
 
   /** After beginClose(): waits for a launch under way (which closes what it launched); no browser takes jobs now. */
@@ -243,7 +267,9 @@ export class Supervisor {
       browser = await chromium.connect(wsEndpoint, { timeout: launchTimeoutMs }).catch((err: unknown) => { throw remoteError(err) })
     } else {
       home = await createLaunchHome(this.#options.env)
+      this.#launchMarker = marker
       try {
+        if (this.#closing) throw new Error('the pool closed before its browser started')
         browser = await chromium.launch({
           executablePath: this.#options.executablePath,
           args: chromiumArgs({ proxyHost: '127.0.0.1', extra: [...this.#options.extraArgs, marker] }),
@@ -258,6 +284,8 @@ export class Supervisor {
         // Playwright has killed what it started; the crash handlers it did not know of go with the folder.
         await home.remove()
         throw err
+      } finally {
+        this.#launchMarker = undefined
       }
     }
     const pid = wsEndpoint !== undefined ? undefined : findPidByMarker(marker)

@@ -61,6 +61,8 @@ export interface BrowserPoolLog {
 export interface BrowserPoolDeps {
   guard: AddressGuard
   log?: BrowserPoolLog
+  /** Aborted when whoever waits for the pool closes before it is up: the first launch stops at once. */
+  signal?: AbortSignal
 }
 
 export interface JobInfo {
