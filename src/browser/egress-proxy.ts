@@ -217,7 +217,6 @@ export async function createEgressProxy (options: EgressProxyOptions): Promise<E
 
   async function onConnect (req: http.IncomingMessage, client: Duplex, head: Buffer): Promise<void> {
     track(client)
-    client.on('error', () => { client.destroy() })
     const authority = parseAuthority(req.url ?? '')
     if (authority === undefined) {
       client.end('HTTP/1.1 400 Bad Request\r\nconnection: close\r\ncontent-length: 0\r\n\r\n')
@@ -261,7 +260,6 @@ export async function createEgressProxy (options: EgressProxyOptions): Promise<E
   // Absolute-form upgrade requests (a plain ws:// sent without CONNECT): checked, then relayed byte for byte.
   async function onUpgrade (req: http.IncomingMessage, client: Duplex, head: Buffer): Promise<void> {
     track(client)
-    client.on('error', () => { client.destroy() })
     let url: URL
     try { url = new URL(req.url ?? '') } catch { client.destroy(); return }
     if (url.protocol !== 'http:' && url.protocol !== 'ws:') {
@@ -323,7 +321,10 @@ export async function createEgressProxy (options: EgressProxyOptions): Promise<E
       res.destroy()
     })
   })
+  // On `connect` and `upgrade` Node hands the raw socket over without its error listener: one goes on first, or a
+  // client that resets the connection after our 407 (Chromium does) would throw in this process.
   server.on('connect', (req: http.IncomingMessage, socket: Duplex, head: Buffer) => {
+    socket.on('error', () => { socket.destroy() })
     if (!admitted(req, socket)) return
     onConnect(req, socket, head).catch((err: unknown) => {
       log?.warn({ err }, 'egress proxy tunnel failed')
@@ -331,6 +332,7 @@ export async function createEgressProxy (options: EgressProxyOptions): Promise<E
     })
   })
   server.on('upgrade', (req: http.IncomingMessage, socket: Duplex, head: Buffer) => {
+    socket.on('error', () => { socket.destroy() })
     if (!admitted(req, socket)) return
     onUpgrade(req, socket, head).catch((err: unknown) => {
       log?.warn({ err }, 'egress proxy upgrade failed')
