@@ -114,7 +114,8 @@ describe('a missing or unlaunchable Chromium', () => {
     const pidFile = path.join(dir, 'pid')
     for (let i = 0; i < 600 && !(existsSync(pidFile) && readFileSync(pidFile, 'utf8').endsWith('\n')); i++) await new Promise(resolve => setTimeout(resolve, 50))
     const pid = Number(readFileSync(pidFile, 'utf8'))
-    // The launcher and its sleep.
+    // The launcher and its sleep (which the shell starts just after writing its pid).
+    for (let i = 0; i < 200 && browserProcesses(pid).filter(isAlive).length < 2; i++) await new Promise(resolve => setTimeout(resolve, 50))
     expect(browserProcesses(pid).filter(isAlive).length).toBeGreaterThanOrEqual(2)
 
     const started = performance.now()
