@@ -8,8 +8,7 @@
 // `x-pagecast-egress` marker header. Each refusal is recorded, so the pool can tell a job that its main navigation
 // was refused (EFORBIDDENURL / EINVALURL) while a refused sub-request merely fails inside the page.
 //
-// One proxy serves one browser context at a time (the pool gives each slot its own), so its records belong to
-// the job running there.
+// One proxy serves one browser context at a time (the pool gives each slot its own): its records are the job's.
 //
 // A job's `proxy` (docs/api.md §3.6) is chained behind this layer: newJob(proxy) makes every upstream connection of
 // the job a tunnel through the user's proxy to the CHECKED address (net/proxy-tunnel.ts, which also checks the
@@ -22,7 +21,6 @@
 // the next job) and refuses new ones until newJob(). Kept-alive upstream sockets of plain-http requests stay.
 //
 // The pool's proxies ask every client for a credential of their own (egress-auth.ts).
-
 import http from 'node:http'
 import net from 'node:net'
 import type { AddressInfo, Socket } from 'node:net'
@@ -30,7 +28,7 @@ import type { Duplex } from 'node:stream'
 import { isAppError } from '../errors.ts'
 import type { ResolvedAddress } from '../net/guard.ts'
 import { openTunnel, parseUpstreamProxy, type UpstreamProxy } from '../net/proxy-tunnel.ts'
-import { EGRESS_MARKER_HEADER, answer, describe, filteredHeaders, parseAuthority } from './egress-wire.ts'
+import { EGRESS_MARKER_HEADER, answer, describe, filteredHeaders, parseAuthority, resendable } from './egress-wire.ts'
 import type { EgressProxy, EgressProxyOptions, EgressRefusal, EgressRefusalKind } from './egress-types.ts'
 import { challenge, createEgressGate } from './egress-auth.ts'
 
@@ -174,45 +172,52 @@ export async function createEgressProxy (options: EgressProxyOptions): Promise<E
     const headers = filteredHeaders(req.rawHeaders)
     const target = verdict.target
     let dialError: unknown
-    const upstream = http.request({
-      host: target.address,
-      family: target.family,
-      port,
-      method: req.method,
-      path: `${url.pathname}${url.search}`,
-      headers,
-      setHost: false,
-      // Through a proxy: one tunnel per request (never pooled with direct sockets); directly: the keep-alive agent.
-      ...(route === undefined
-        ? { agent }
-        : {
-            createConnection: (_options: unknown, done: (err: Error | null, socket: Duplex) => void) => {
-              dial(target, port).then((socket) => { done(null, socket) }, (err: unknown) => {
-                dialError = err
-                done(err instanceof Error ? err : new Error(String(err)), undefined as unknown as Duplex)
-              })
-              return undefined
-            }
-          }),
-      // An idle backstop (long polls included); the job's deadline is what really ends a request.
-      timeout: 60_000
-    })
-    upstream.on('timeout', () => { upstream.destroy(new Error('upstream idle timeout')) })
-    upstream.on('response', (upstreamRes) => {
-      // No `date` of ours where the target sent none (its `connection`/`keep-alive` are dropped on reading: net/headers.ts).
-      res.sendDate = false
-      res.writeHead(upstreamRes.statusCode ?? 502, upstreamRes.statusMessage, filteredHeaders(upstreamRes.rawHeaders))
-      upstreamRes.pipe(res)
-      upstreamRes.on('error', () => { res.destroy() })
-    })
-    upstream.on('error', (err) => {
-      if (res.headersSent) { res.destroy(); return }
-      const kind = dialError === undefined ? 'unreachable' : dialFailure(dialError)
-      refuse(kind, 'http', url.href, url.hostname, port, dialError === undefined ? err.message : describe(dialError), dialError)
-      answer(res, kind === 'blocked' ? 403 : 502, kind)
-    })
-    res.on('close', () => { if (!res.writableFinished) upstream.destroy() })
-    req.pipe(upstream)
+    // Failed on a kept-alive socket the target closed meanwhile, before any answer: sent once more (egress-wire.ts).
+    const retryable = resendable(req)
+    const send = (retried: boolean): void => {
+      const upstream = http.request({
+        host: target.address,
+        family: target.family,
+        port,
+        method: req.method,
+        path: `${url.pathname}${url.search}`,
+        headers,
+        setHost: false,
+        // Through a proxy: one tunnel per request (never pooled with direct sockets); directly: the keep-alive agent.
+        ...(route === undefined
+          ? { agent }
+          : {
+              createConnection: (_options: unknown, done: (err: Error | null, socket: Duplex) => void) => {
+                dial(target, port).then((socket) => { done(null, socket) }, (err: unknown) => {
+                  dialError = err
+                  done(err instanceof Error ? err : new Error(String(err)), undefined as unknown as Duplex)
+                })
+                return undefined
+              }
+            }),
+        // An idle backstop (long polls included); the job's deadline is what really ends a request.
+        timeout: 60_000
+      })
+      upstream.on('timeout', () => { upstream.destroy(new Error('upstream idle timeout')) })
+      upstream.on('response', (upstreamRes) => {
+        // No `date` of ours where the target sent none (its `connection`/`keep-alive` are dropped on reading: net/headers.ts).
+        res.sendDate = false
+        res.writeHead(upstreamRes.statusCode ?? 502, upstreamRes.statusMessage, filteredHeaders(upstreamRes.rawHeaders))
+        upstreamRes.pipe(res)
+        upstreamRes.on('error', () => { res.destroy() })
+      })
+      upstream.on('error', (err) => {
+        if (res.headersSent) { res.destroy(); return }
+        if (!retried && retryable && upstream.reusedSocket && !res.destroyed && !closed) { send(true); return }
+        const kind = dialError === undefined ? 'unreachable' : dialFailure(dialError)
+        refuse(kind, 'http', url.href, url.hostname, port, dialError === undefined ? err.message : describe(dialError), dialError)
+        answer(res, kind === 'blocked' ? 403 : 502, kind)
+      })
+      res.on('close', () => { if (!res.writableFinished) upstream.destroy() })
+      if (retried) upstream.end()
+      else req.pipe(upstream)
+    }
+    send(false)
   }
 
   async function onConnect (req: http.IncomingMessage, client: Duplex, head: Buffer): Promise<void> {

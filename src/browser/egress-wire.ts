@@ -1,5 +1,6 @@
 // The egress proxy's pure pieces (egress-proxy.ts): the key refusals are matched by, CONNECT authorities, the
-// headers a forwarded request keeps, how a failure is described in a refusal, and the answer that carries it.
+// headers a forwarded request keeps, which requests may be sent twice, how a failure is described in a refusal, and
+// the answer that carries it.
 import type http from 'node:http'
 import { isAppError } from '../errors.ts'
 import { HOP_BY_HOP, connectionOptions } from '../net/headers.ts'
@@ -8,6 +9,17 @@ import type { EgressRefusalKind } from './egress-types.ts'
 
 /** Response header on every answer the proxy makes up itself (never on a target's response). */
 export const EGRESS_MARKER_HEADER = 'x-pagecast-egress'
+
+/** Safe methods (RFC 9110 §9.2.1) whose request carries no body. */
+const RESENDABLE_METHODS: ReadonlySet<string> = new Set(['GET', 'HEAD', 'OPTIONS'])
+
+/**
+ * Whether a request may be sent once more on a new connection when the kept-alive one it went out on fails before
+ * any answer: the target's idle timeout racing the proxy's reuse. Browsers do the same for their own connections.
+ */
+export function resendable (req: http.IncomingMessage): boolean {
+  return RESENDABLE_METHODS.has(req.method ?? '') && req.headers['content-length'] === undefined && req.headers['transfer-encoding'] === undefined
+}
 
 /** `host:port` of a URL with the effective port, the key refusals are matched by. */
 export function egressKey (url: string): string | undefined {
