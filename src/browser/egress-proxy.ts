@@ -172,10 +172,10 @@ export async function createEgressProxy (options: EgressProxyOptions): Promise<E
     const headers = filteredHeaders(req.rawHeaders)
     const target = verdict.target
     let dialError: unknown
-    // Failed on a kept-alive socket the target closed meanwhile, before any answer: sent once more (egress-wire.ts).
-    const retryable = resendable(req)
+    // The request upstream; one that fails on a reused socket before any answer goes once more (egress-wire.ts).
+    let upstream: http.ClientRequest
     const send = (retried: boolean): void => {
-      const upstream = http.request({
+      const request = http.request({
         host: target.address,
         family: target.family,
         port,
@@ -198,26 +198,27 @@ export async function createEgressProxy (options: EgressProxyOptions): Promise<E
         // An idle backstop (long polls included); the job's deadline is what really ends a request.
         timeout: 60_000
       })
-      upstream.on('timeout', () => { upstream.destroy(new Error('upstream idle timeout')) })
-      upstream.on('response', (upstreamRes) => {
+      request.on('timeout', () => { request.destroy(new Error('upstream idle timeout')) })
+      request.on('response', (upstreamRes) => {
         // No `date` of ours where the target sent none (its `connection`/`keep-alive` are dropped on reading: net/headers.ts).
         res.sendDate = false
         res.writeHead(upstreamRes.statusCode ?? 502, upstreamRes.statusMessage, filteredHeaders(upstreamRes.rawHeaders))
         upstreamRes.pipe(res)
         upstreamRes.on('error', () => { res.destroy() })
       })
-      upstream.on('error', (err) => {
+      request.on('error', (err) => {
         if (res.headersSent) { res.destroy(); return }
-        if (!retried && retryable && upstream.reusedSocket && !res.destroyed && !closed) { send(true); return }
+        if (!retried && request.reusedSocket && resendable(req) && !res.destroyed && !closed) { send(true); return }
         const kind = dialError === undefined ? 'unreachable' : dialFailure(dialError)
         refuse(kind, 'http', url.href, url.hostname, port, dialError === undefined ? err.message : describe(dialError), dialError)
         answer(res, kind === 'blocked' ? 403 : 502, kind)
       })
-      res.on('close', () => { if (!res.writableFinished) upstream.destroy() })
-      if (retried) upstream.end()
-      else req.pipe(upstream)
+      upstream = request
+      if (retried) request.end()
+      else req.pipe(request)
     }
     send(false)
+    res.on('close', () => { if (!res.writableFinished) upstream.destroy() })
   }
 
   async function onConnect (req: http.IncomingMessage, client: Duplex, head: Buffer): Promise<void> {
@@ -327,7 +328,7 @@ export async function createEgressProxy (options: EgressProxyOptions): Promise<E
     })
   })
   // On `connect` and `upgrade` Node hands the raw socket over without its error listener: one goes on first, or a
-  // client that resets the connection after our 407 (Chromium does) would throw in this process.
+  // client that resets the connection after our 407 would throw in this process.
   server.on('connect', (req: http.IncomingMessage, socket: Duplex, head: Buffer) => {
     socket.on('error', () => { socket.destroy() })
     if (!admitted(req, socket)) return

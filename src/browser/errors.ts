@@ -168,15 +168,15 @@ export function toBrowserError (err: unknown, phase: BrowserPhase, target?: Navi
   return new BrowserError('EFATAL', phase, false, { cause: err })
 }
 
-/**
- * 503 EBROWSER: the browser is missing or would not start (docs/api.md §12.3). `retryAfterMs`: when the next launch
- * is due. The cause (the path tried, Playwright's message) goes to the log, never to the client.
- */
 /** What a job gets from a pool that is closing (the service shuts down): EBUSY, another instance may take it. */
 export function browserShuttingDown (): AppError {
   return new AppError('EBUSY', { headers: { 'retry-after': '5' }, data: { browser: 'The browser is shutting down.' } })
 }
 
+/**
+ * 503 EBROWSER: the browser is missing or would not start (docs/api.md §12.3). `retryAfterMs`: when the next launch
+ * is due. The cause (the path tried, Playwright's message) goes to the log, never to the client.
+ */
 export function browserUnavailable (cause: unknown, retryAfterMs: number): AppError {
   return new AppError('EBROWSER', {
     headers: { 'retry-after': String(Math.max(1, Math.ceil(retryAfterMs / 1000))) },

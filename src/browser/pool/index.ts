@@ -217,7 +217,7 @@ export async function createBrowserPool (options: BrowserPoolOptions, deps: Brow
       // Running jobs finish (each within its own deadline); they are then released without a reset. Jobs still
       // running after drainTimeoutMs are aborted.
       await drain.settle(() => limiter.active, drainTimeoutMs, () => {
-        leases.abortJobs(() => true, () => browserShuttingDown())
+        leases.abortJobs(() => true, browserShuttingDown)
         for (const controller of slotWork) controller.abort(browserShuttingDown())
       })
       await supervisor.stopLaunching()

@@ -33,8 +33,9 @@ export function createLazyBrowserPool (create: (signal: AbortSignal) => Promise<
   const now = options.now ?? Date.now
   let pool: Promise<BrowserPool> | undefined
   let ready: BrowserPool | undefined
-  let closed = false
+  /** Aborted by close(): a start under way stops, and nothing starts again. */
   const closing = new AbortController()
+  const closed = (): boolean => closing.signal.aborted
   /** Starts failed since the last success: the next request that needs the browser tries again. */
   let startFailures = 0
   /** The last failed start and when the next may be tried. */
@@ -48,14 +49,14 @@ export function createLazyBrowserPool (create: (signal: AbortSignal) => Promise<
   }
 
   function ensure (): Promise<BrowserPool> {
-    if (closed) return Promise.reject(browserShuttingDown())
+    if (closed()) return Promise.reject(browserShuttingDown())
     const refusal = unavailable()
     if (refusal !== undefined) return Promise.reject(refusal)
     pool ??= create(closing.signal).then(
       (p) => { ready = p; startFailures = 0; failed = undefined; return p },
       (err: unknown) => {
         // Stopped by close(): nothing failed, and nothing starts again.
-        if (closed) throw browserShuttingDown()
+        if (closed()) throw browserShuttingDown()
         startFailures += 1
         const wait = backoff[Math.min(startFailures, backoff.length) - 1] ?? 0
         failed = { cause: err, retryAt: now() + wait }
@@ -81,19 +82,18 @@ export function createLazyBrowserPool (create: (signal: AbortSignal) => Promise<
     // failed, until the next is due: EBROWSER.
     admissible: (deadline) => ready === undefined ? unavailable() : ready.admissible(deadline),
     // Not started yet is healthy: the browser starts on demand.
-    health: () => ready === undefined ? !closed && pool === undefined : ready.health(),
+    health: () => ready === undefined ? !closed() && pool === undefined : ready.health(),
     // Never started is ok (it starts on demand); a browser that would not start is down, not failed: the service
     // serves metadata without one (docs/operations.md), and the next render tries again.
     readiness: () => {
       if (ready !== undefined) return ready.readiness()
-      if (closed) return 'failed'
+      if (closed()) return 'failed'
       return startFailures > 0 ? 'down' : 'ok'
     },
     stats: () => ready?.stats() ?? IDLE,
     async chromiumVersion () { return (await ensure()).chromiumVersion() },
     browserPid: () => ready?.browserPid(),
     async close () {
-      closed = true
       closing.abort()
       if (pool === undefined) return
       const p = await pool.catch(() => undefined)

@@ -135,8 +135,7 @@ export class Supervisor {
   async start (): Promise<void> {
     const first = await this.#launch()
     if (this.#closing) {
-      this.#generations.add(first)
-      await this.closeGeneration(first)
+      await this.#discard(first)
       throw new Error('the pool closed while its browser started')
     }
     this.#adopt(first)
@@ -153,8 +152,7 @@ export class Supervisor {
       try {
         const gen = await this.#launch()
         if (this.#closing) {
-          this.#generations.add(gen)
-          await this.closeGeneration(gen)
+          await this.#discard(gen)
           return
         }
         this.#adopt(gen)
@@ -247,6 +245,12 @@ export class Supervisor {
   /** Closes every browser (after stopLaunching() and the drain). */
   async closeAll (): Promise<void> {
     await Promise.allSettled([...this.#generations].map(async (gen) => { await this.closeGeneration(gen) }))
+  }
+
+  /** A browser launched while the pool began to close: closed (listed until then, so closeAll() waits for it). */
+  async #discard (gen: Generation): Promise<void> {
+    this.#generations.add(gen)
+    await this.closeGeneration(gen)
   }
 
   get #remote (): boolean { return this.#options.wsEndpoint !== undefined }
