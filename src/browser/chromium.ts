@@ -71,7 +71,8 @@ export interface ChromiumArgsOptions {
  * Launch switches, on top of Playwright's own. Chromium must not dial out by itself (background networking,
  * component updates, sync, QUIC), must not resolve names itself (every request goes through the egress proxy,
  * which resolves and checks; its resolver is made to fail everything else), and WebRTC may not send UDP
- * around the proxy. No `--disable-features` here: Chromium keeps only the last one, and Playwright's matters.
+ * around the proxy. No `--disable-features` here: Chromium keeps only the last one, and Playwright's matters
+ * (launchCommand adds DISABLED_FEATURES to it).
  */
 export function chromiumArgs (options: ChromiumArgsOptions = {}): string[] {
   const proxyHost = options.proxyHost ?? '127.0.0.1'
@@ -92,6 +93,29 @@ export function chromiumArgs (options: ChromiumArgsOptions = {}): string[] {
     `--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE ${proxyHost}`,
     ...(options.extra ?? [])
   ]
+}
+
+/**
+ * Chromium features the pool's browser runs without, on top of the ones Playwright turns off. RenderDocument gives
+ * every cross-document navigation a new RenderFrameHost (and RenderView): with the reset's blank document that is
+ * two per job, and it was about a third of the CPU of a screenshot job, browser and renderer (docs/benchmarks.md,
+ * "Chromium without RenderDocument"). Without it a same-site navigation reuses the frame's host, as Chromium did
+ * before the feature; what a job leaves is cleared by the reset either way (pool/lease.ts).
+ */
+export const DISABLED_FEATURES: readonly string[] = Object.freeze(['RenderDocument'])
+
+/** The launcher that merges --disable-features switches (its header says why). */
+const EXEC_SCRIPT = path.join(import.meta.dirname, 'chromium-exec.sh')
+
+/**
+ * How to start `executablePath` with `env` so that DISABLED_FEATURES are off as well as Playwright's own list:
+ * through chromium-exec.sh, told the executable and the features in two variables it removes before Chromium starts.
+ */
+export function launchCommand (executablePath: string, env: Readonly<Record<string, string>>): { executablePath: string, env: Record<string, string> } {
+  return {
+    executablePath: EXEC_SCRIPT,
+    env: { ...env, PAGECAST_CHROMIUM: executablePath, PAGECAST_DISABLE_FEATURES: DISABLED_FEATURES.join(',') }
+  }
 }
 
 // ---------------------------------------------------------------- processes (Linux /proc)

@@ -17,7 +17,7 @@ import { createBrowserPool } from '../../src/browser/pool/index.ts'
 import type { BrowserPool, JobInfo } from '../../src/browser/pool/index.ts'
 import type { Emulation } from '../../src/browser/emulation.ts'
 import { BrowserError, isRetryable, toBrowserError } from '../../src/browser/errors.ts'
-import { findChromium } from '../../src/browser/chromium.ts'
+import { DISABLED_FEATURES, findChromium } from '../../src/browser/chromium.ts'
 import { desktopUserAgent } from '../../src/schemas/devices.ts'
 import { startFixtureServer } from '../helpers/fixture-server.ts'
 import type { FixtureServer } from '../helpers/fixture-server.ts'
@@ -288,6 +288,20 @@ describe('supervision', () => {
 
   afterAll(async () => {
     await relaunching?.close()
+  })
+
+  it("starts Chromium with Playwright's disabled features and DISABLED_FEATURES in its one --disable-features, and no launcher variable", async () => {
+    await job(relaunching, async (page) => { await page.goto(`${server.origin}/plain.html?features`) })
+    const pid = relaunching.browserPid() as number
+    const args = (await readFile(`/proc/${pid}/cmdline`, 'utf8')).split('\0')
+    const switches = args.filter((arg) => arg.startsWith('--disable-features='))
+    expect(switches).toHaveLength(1)
+    const features = switches[0]!.slice('--disable-features='.length).split(',')
+    // PaintHolding: one of Playwright's own.
+    expect(features).toEqual(expect.arrayContaining([...DISABLED_FEATURES, 'PaintHolding']))
+    expect(path.basename(await readFile(`/proc/${pid}/comm`, 'utf8').then(s => s.trim()))).not.toBe('chromium-exec.sh')
+    const environ = (await readFile(`/proc/${pid}/environ`, 'utf8')).split('\0')
+    expect(environ.filter((entry) => entry.startsWith('PAGECAST_'))).toEqual([])
   })
 
   it('fails the running job with a retryable code when Chromium is killed, then relaunches', async () => {

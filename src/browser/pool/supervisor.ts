@@ -6,7 +6,7 @@
 import { createRequire } from 'node:module'
 import { chromium } from 'playwright-core'
 import type { Browser } from 'playwright-core'
-import { chromiumArgs, findPidByMarker, killProcessGroup, processGroupMembers, processStartTime } from '../chromium.ts'
+import { chromiumArgs, findPidByMarker, launchCommand, killProcessGroup, processGroupMembers, processStartTime } from '../chromium.ts'
 import { toBrowserError } from '../errors.ts'
 import { createLaunchHome } from '../launch-home.ts'
 import type { LaunchHome } from '../launch-home.ts'
@@ -274,11 +274,11 @@ export class Supervisor {
       this.#launchMarker = marker
       try {
         if (this.#closing) throw new Error('the pool closed before its browser started')
+        if (this.#options.executablePath === undefined) throw new Error('no Chromium executable')
         browser = await chromium.launch({
-          executablePath: this.#options.executablePath,
+          ...launchCommand(this.#options.executablePath, home.env),
           args: chromiumArgs({ proxyHost: '127.0.0.1', extra: [...this.#options.extraArgs, marker] }),
           proxy: { server: this.#options.proxyServer, bypass: '<-loopback>', ...this.#options.proxyCredentials },
-          env: { ...home.env },
           timeout: launchTimeoutMs,
           handleSIGINT: false,
           handleSIGTERM: false,
