@@ -8,6 +8,8 @@
 // runs' other baseline, a fresh context per job. BENCH_RENDER_BASE=<another checkout> runs that tree's service too,
 // in the same rounds, for before/after figures side by side. BENCH_RENDER_ONLY=<setting>,... runs only those settings
 // (named as printed: screenshot.dpr2.c4, pdf.dpr1.c1, ...).
+// The service's Chromium runs without DISABLED_FEATURES (src/browser/chromium.ts); the limits run Playwright's
+// defaults, as a raw user's would, unless BENCH_RENDER_LIMIT_FEATURES=1 (both sides at equal Chromium settings).
 // Each side's CPU per job is counted too (the service and its Chromium; the limit's Chromium and this process): on a
 // 2-core machine the rate at c=4 is bounded by it.
 // Then: 20 identical concurrent uncached requests (how many renders), issue 25's burst of 200 screenshot requests
@@ -19,11 +21,12 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import type { Browser, BrowserContext, CDPSession, Page } from 'playwright-core'
-import { launchTestBrowser } from '../test/helpers/chromium.ts'
+import { chromium } from 'playwright-core'
+import { launchTestBrowser, RAW_CHROMIUM_ARGS } from '../test/helpers/chromium.ts'
 import { startFixtureServer, type FixtureServer } from '../test/helpers/fixture-server.ts'
 import { freePort } from '../test/setup/global-setup.ts'
 import { descendantsOf } from '../test/helpers/processes.ts'
-import { findChromium } from '../src/browser/chromium.ts'
+import { findChromium, launchCommand } from '../src/browser/chromium.ts'
 import { fmt, line, median, runJobs, treePssByKind } from './lib.ts'
 import { addSummaryRows, atLeast, atMost, ratio } from './summary.ts'
 import { burstLines, runBurst, runFloor } from './burst.ts'
@@ -274,6 +277,11 @@ async function resetCounters (service: Service): Promise<{ resets: number, secon
   return { resets: value('pagecast_browser_resets_total'), seconds: value('pagecast_browser_reset_seconds_total') }
 }
 
+/** This process's environment without unset entries, for a browser launched with it. */
+function definedEnv (): Record<string, string> {
+  return Object.fromEntries(Object.entries(process.env).filter((entry): entry is [string, string] => entry[1] !== undefined))
+}
+
 const ROUNDS = Number(process.env.BENCH_RENDER_ROUNDS ?? 3)
 
 /** CPU time (ms, user + system) used so far by `root` and every live process under it (USER_HZ is 100 on Linux). */
@@ -327,7 +335,11 @@ export async function benchRender (): Promise<Record<string, number>> {
     // The limit runs on a browser of its own (same executable and flags as the service's), next to the service:
     // both sides of a setting are measured in alternating rounds of the same run, so the machine's load hits both.
     const others = new Set(descendantsOf(process.pid).map(p => p.pid))
-    const browser = await launchTestBrowser(findChromium({}))
+    // BENCH_RENDER_LIMIT_FEATURES=1: the limits' Chromium runs without the service's DISABLED_FEATURES too (a
+    // comparison at equal Chromium settings; the limits otherwise run Playwright's defaults, as a raw user would).
+    const browser = process.env.BENCH_RENDER_LIMIT_FEATURES === '1'
+      ? await chromium.launch({ ...launchCommand(findChromium({}), definedEnv()), args: [...RAW_CHROMIUM_ARGS] })
+      : await launchTestBrowser(findChromium({}))
     // The limit's browser: the process this one started just now.
     const limitPid = descendantsOf(process.pid).find(p => !others.has(p.pid) && !p.cmd.includes('--type='))?.pid
     const limitCpu = (): number => (limitPid === undefined ? NaN : treeCpuMs(limitPid)) + ownCpuMs()
