@@ -330,8 +330,13 @@ const QUIET_TICKS = 20
 
 describe('hostile targets', () => {
   const TIMEOUT = 8000
-  /** What a request may take past its timeout: answering, the event loop of a busy 2-core machine. */
-  const SLACK = 2500
+  /**
+   * What a request may take past its timeout: answering, on a 2-core machine that this test's own twelve pages load
+   * (a spinning script, dialog, popup and reload storms: 9.0-9.3 s for an 8 s timeout on a quiet machine, against
+   * 8.03-8.05 s for one such request alone) and the rest of the suite loads more (10.6 s, and once 12.8 s, in full
+   * runs). A request the deadline did not end would run to MAX_TIMEOUT (28 s) or hang.
+   */
+  const SLACK = 5000
   const cases: Array<[name: string, path: string, prerender: boolean]> = [
     ['never answers (fetch)', '/never?f', false],
     ['never answers (browser)', '/never?p', true],
