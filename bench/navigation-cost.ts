@@ -9,9 +9,9 @@
 //
 // The figures it gave are in docs/benchmarks.md ("Chromium without RenderDocument").
 import { readFileSync } from 'node:fs'
-import { chromium, type Browser, type CDPSession, type Page } from 'playwright-core'
-import { findChromium, launchCommand } from '../src/browser/chromium.ts'
-import { RAW_CHROMIUM_ARGS } from '../test/helpers/chromium.ts'
+import type { Browser, CDPSession, Page } from 'playwright-core'
+import { findChromium } from '../src/browser/chromium.ts'
+import { launchTestBrowser } from '../test/helpers/chromium.ts'
 import { startFixtureServer } from '../test/helpers/fixture-server.ts'
 import { descendantsOf } from '../test/helpers/processes.ts'
 import { median } from './lib.ts'
@@ -53,10 +53,9 @@ async function open (name: string, launch: () => Promise<Browser>): Promise<Side
 
 const fx = await startFixtureServer()
 const executable = findChromium({})
-const env = Object.fromEntries(Object.entries(process.env).filter((entry): entry is [string, string] => entry[1] !== undefined))
 const sides = [
-  await open("Playwright's defaults", async () => await chromium.launch({ executablePath: executable, args: [...RAW_CHROMIUM_ARGS] })),
-  await open('without DISABLED_FEATURES', async () => await chromium.launch({ ...launchCommand(executable, env), args: [...RAW_CHROMIUM_ARGS] }))
+  await open("Playwright's defaults", async () => await launchTestBrowser(executable)),
+  await open('without DISABLED_FEATURES', async () => await launchTestBrowser(executable, { poolFeatures: true }))
 ]
 let tag = 0
 

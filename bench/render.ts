@@ -21,12 +21,11 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import type { Browser, BrowserContext, CDPSession, Page } from 'playwright-core'
-import { chromium } from 'playwright-core'
-import { launchTestBrowser, RAW_CHROMIUM_ARGS } from '../test/helpers/chromium.ts'
+import { launchTestBrowser } from '../test/helpers/chromium.ts'
 import { startFixtureServer, type FixtureServer } from '../test/helpers/fixture-server.ts'
 import { freePort } from '../test/setup/global-setup.ts'
 import { descendantsOf } from '../test/helpers/processes.ts'
-import { findChromium, launchCommand } from '../src/browser/chromium.ts'
+import { findChromium } from '../src/browser/chromium.ts'
 import { fmt, line, median, runJobs, treePssByKind } from './lib.ts'
 import { addSummaryRows, atLeast, atMost, ratio } from './summary.ts'
 import { burstLines, runBurst, runFloor } from './burst.ts'
@@ -277,11 +276,6 @@ async function resetCounters (service: Service): Promise<{ resets: number, secon
   return { resets: value('pagecast_browser_resets_total'), seconds: value('pagecast_browser_reset_seconds_total') }
 }
 
-/** This process's environment without unset entries, for a browser launched with it. */
-function definedEnv (): Record<string, string> {
-  return Object.fromEntries(Object.entries(process.env).filter((entry): entry is [string, string] => entry[1] !== undefined))
-}
-
 const ROUNDS = Number(process.env.BENCH_RENDER_ROUNDS ?? 3)
 
 /** CPU time (ms, user + system) used so far by `root` and every live process under it (USER_HZ is 100 on Linux). */
@@ -337,9 +331,7 @@ export async function benchRender (): Promise<Record<string, number>> {
     const others = new Set(descendantsOf(process.pid).map(p => p.pid))
     // BENCH_RENDER_LIMIT_FEATURES=1: the limits' Chromium runs without the service's DISABLED_FEATURES too (a
     // comparison at equal Chromium settings; the limits otherwise run Playwright's defaults, as a raw user would).
-    const browser = process.env.BENCH_RENDER_LIMIT_FEATURES === '1'
-      ? await chromium.launch({ ...launchCommand(findChromium({}), definedEnv()), args: [...RAW_CHROMIUM_ARGS] })
-      : await launchTestBrowser(findChromium({}))
+    const browser = await launchTestBrowser(findChromium({}), { poolFeatures: process.env.BENCH_RENDER_LIMIT_FEATURES === '1' })
     // The limit's browser: the process this one started just now.
     const limitPid = descendantsOf(process.pid).find(p => !others.has(p.pid) && !p.cmd.includes('--type='))?.pid
     const limitCpu = (): number => (limitPid === undefined ? NaN : treeCpuMs(limitPid)) + ownCpuMs()

@@ -3,6 +3,7 @@
 import { readFile, readdir } from 'node:fs/promises'
 import path from 'node:path'
 import { chromium, type Browser } from 'playwright-core'
+import { launchCommand } from '../../src/browser/chromium.ts'
 import type { FixtureServer } from './fixture-server.ts'
 
 /** The flags a root process on a closed network needs (no sandbox, no dialling out). */
@@ -11,8 +12,14 @@ export const RAW_CHROMIUM_ARGS: readonly string[] = [
   '--disable-quic', '--disable-gpu'
 ]
 
-export async function launchTestBrowser (executablePath = '/usr/bin/chromium'): Promise<Browser> {
-  return await chromium.launch({ executablePath, args: [...RAW_CHROMIUM_ARGS] })
+/**
+ * `poolFeatures`: also without the pool's DISABLED_FEATURES, launched as the pool launches (launchCommand), for a
+ * comparison at equal Chromium settings; otherwise Playwright's defaults, as a raw user's browser.
+ */
+export async function launchTestBrowser (executablePath = '/usr/bin/chromium', options: { poolFeatures?: boolean } = {}): Promise<Browser> {
+  if (options.poolFeatures !== true) return await chromium.launch({ executablePath, args: [...RAW_CHROMIUM_ARGS] })
+  const env = Object.fromEntries(Object.entries(process.env).filter((entry): entry is [string, string] => entry[1] !== undefined))
+  return await chromium.launch({ ...launchCommand(executablePath, env), args: [...RAW_CHROMIUM_ARGS] })
 }
 
 const TYPES: Record<string, string> = {
