@@ -331,7 +331,8 @@ export async function benchRender (): Promise<Record<string, number>> {
     const others = new Set(descendantsOf(process.pid).map(p => p.pid))
     // BENCH_RENDER_LIMIT_FEATURES=1: the limits' Chromium runs without the service's DISABLED_FEATURES too (a
     // comparison at equal Chromium settings; the limits otherwise run Playwright's defaults, as a raw user would).
-    const browser = await launchTestBrowser(findChromium({}), { poolFeatures: process.env.BENCH_RENDER_LIMIT_FEATURES === '1' })
+    // The limit's executable is the service's: CHROMIUM_PATH reaches both (the service inherits this environment).
+    const browser = await launchTestBrowser(findChromium({ chromiumPath: process.env.CHROMIUM_PATH }), { poolFeatures: process.env.BENCH_RENDER_LIMIT_FEATURES === '1' })
     // The limit's browser: the process this one started just now.
     const limitPid = descendantsOf(process.pid).find(p => !others.has(p.pid) && !p.cmd.includes('--type='))?.pid
     const limitCpu = (): number => (limitPid === undefined ? NaN : treeCpuMs(limitPid)) + ownCpuMs()

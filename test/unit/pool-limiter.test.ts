@@ -219,6 +219,54 @@ describe('Limiter', () => {
     expect(limiter.refused).toEqual({ full: 2, late: 0, left: 0 })
   })
 
+  it('holds a waiter back while the only work under way is a reset, even with slots free, until the reset ends', () => {
+    const clock = { now: 1_000_000 }
+    const limiter = limiterOf(4, 0, clock)
+    for (let i = 0; i < 40; i++) { limiter.acquire(); limiter.answered(); limiter.release(200, 50) }
+    // The last job answered: its reset runs, nothing else does. Three slots are free, and a waiter still waits.
+    limiter.acquire()
+    limiter.answered()
+    const next = probe(limiter)
+    expect(limiter.admit(next, never, true, clock.now + 3_000)).toBe('queued')
+    expect(limiter.waitFor(0)).toBeCloseTo(50, 0)
+    // A second one is not refused as full (BROWSER_QUEUE_LIMIT=0): free slots will take both.
+    const other = probe(limiter)
+    expect(limiter.admit(other, never, true)).toBe('queued')
+    limiter.pump(() => true)
+    expect([next.started, other.started]).toEqual([false, false])
+    clock.now += 30
+    limiter.release(200, 30)
+    limiter.pump(() => true)
+    expect([next.started, other.started]).toEqual([true, true])
+    expect(limiter.refused).toEqual({ full: 0, late: 0, left: 0 })
+  })
+
+  it('starts a waiter on a free slot beside a reset when a job runs too, and does not hold it past twice the reset time', async () => {
+    const limiter = limiterOf(4, 0)
+    for (let i = 0; i < 40; i++) { limiter.acquire(); limiter.answered(); limiter.release(200, 50) }
+    limiter.acquire()
+    limiter.acquire()
+    limiter.answered()
+    // One job runs, one reset: the CPU is shared anyway, and waiting would only add the reset's time.
+    const beside = probe(limiter)
+    expect(limiter.admit(beside, never, true)).toBe('started')
+    expect(beside.started).toBe(true)
+    limiter.release(200)
+    limiter.release(200)
+    // Only the reset is left, and it never ends: wake() starts the waiter about 100 ms (2 × 50) after it began.
+    let woken = 0
+    const waking = new Limiter({ concurrency: 4, queueLimit: 0, abortError: () => 'aborted', lateError: () => 'late', wake: () => { woken += 1; waking.pump(() => true) } })
+    for (let i = 0; i < 40; i++) { waking.acquire(); waking.answered(); waking.release(200, 50) }
+    waking.acquire()
+    waking.answered()
+    const held = probe(waking)
+    const queuedAt = performance.now()
+    expect(waking.admit(held, never, true)).toBe('queued')
+    await expect.poll(() => held.started, { timeout: 5_000, interval: 10 }).toBe(true)
+    expect(woken).toBeGreaterThanOrEqual(1)
+    expect(performance.now() - queuedAt).toBeGreaterThanOrEqual(90)
+  })
+
   it('measures the reset time by resets that worked only', () => {
     const limiter = limiterOf(2, 0)
     for (let i = 0; i < 40; i++) { limiter.acquire(); limiter.answered(); limiter.release(2_000, 50) }

@@ -79,7 +79,7 @@ export async function createBrowserPool (options: BrowserPoolOptions, deps: Brow
     ...(options.egress?.advertisedHost === undefined ? {} : { advertisedHost: options.egress.advertisedHost }),
     proxyCa: options.proxyCa
   }
-  const limiter = new Limiter({ concurrency: options.concurrency, queueLimit: options.queueLimit, abortError, lateError })
+  const limiter = new Limiter({ concurrency: options.concurrency, queueLimit: options.queueLimit, abortError, lateError, wake: () => { pump() } })
   const maxIdleContexts = Math.max(0, Math.floor(options.maxIdleContexts ?? limiter.concurrency + 2))
   // The browser-level proxy: catches anything not created in one of our contexts. Its refusals belong to no job.
   const defaultProxy = await createEgressProxy(proxyOptions)

@@ -10,6 +10,10 @@
 // A slot whose job has answered is still held while its page is reset (runner.ts), but it is free in a moment, not
 // after a job: a waiter that such a slot will take waits that reset's measured time, and is not refused for it (the
 // queue limit, BROWSER_QUEUE_LIMIT=0 included, counts the waiters that wait for a job).
+// Resets before jobs: while the only work under way is resets, a waiter waits for them (at most twice the measured
+// reset time after the last one began) even with a slot free. A job beside a reset takes both longer than the two
+// one after the other: on two cores the reset's navigation and clearing share the browser process and the cores
+// with the job's own (docs/benchmarks.md, "A job after the reset, not beside it").
 
 export interface Waiter {
   /** Its turn has come. It takes the slot itself, with acquire(), if it can run. */
@@ -30,6 +34,8 @@ export interface LimiterOptions {
   abortError: (signal: AbortSignal) => unknown
   /** The error a queued waiter is rejected with when it can no longer start in time (`waitMs`: the expected wait). */
   lateError: (waitMs: number) => unknown
+  /** Called when waiters held back for resets may start although no reset has ended (the hold's bound passed). */
+  wake?: () => void
   /** A slot's expected hold time before any job has been measured, ms. */
   initialJobMs?: number
   now?: () => number
@@ -46,6 +52,8 @@ const DEVIATION_SMOOTHING = 0.25
 const DEVIATIONS = 2
 /** A reset's expected time before any is measured, ms (bench/cdp-messages.ts measures tens of ms). */
 const INITIAL_RESET_MS = 100
+/** How long, in measured reset times after the last reset began, a waiter is held back for resets under way. */
+const RESET_HOLD = 2
 
 interface Entry {
   waiter: Waiter
@@ -61,6 +69,10 @@ export class Limiter {
   readonly #abortError: (signal: AbortSignal) => unknown
   readonly #lateError: (waitMs: number) => unknown
   readonly #now: () => number
+  readonly #wake: (() => void) | undefined
+  #wakeTimer: NodeJS.Timeout | undefined = undefined
+  /** When the last reset began (answered()). */
+  #lastResetAt = -Infinity
   readonly #queue: Entry[] = []
   #active = 0
   /** Slots taken whose job has answered: their page is being reset. */
@@ -81,6 +93,7 @@ export class Limiter {
     this.queueLimit = Math.max(0, Math.floor(options.queueLimit))
     this.#abortError = options.abortError
     this.#lateError = options.lateError
+    this.#wake = options.wake
     this.#jobMs = options.initialJobMs ?? 1000
     this.#now = options.now ?? Date.now
   }
@@ -112,7 +125,7 @@ export class Limiter {
   waitFor (position: number): number {
     const free = this.concurrency - this.#active
     const needed = position + 1 - Math.max(0, free)
-    if (needed <= 0) return 0
+    if (needed <= 0) return this.#heldUntil() > this.#now() ? this.#resetMs : 0
     const jobsAhead = Math.max(0, needed - this.#resetting)
     return jobsAhead > 0 ? jobsAhead * this.paceMs : this.#resetMs
   }
@@ -127,6 +140,29 @@ export class Limiter {
   get resetMs (): number { return this.#resetMs }
 
   get queued (): number { return this.#queue.length }
+
+  /**
+   * Until when a waiter is held back for the resets under way with a slot free (in the past: not held): while resets
+   * run and no job does, up to RESET_HOLD measured reset times after the last one began.
+   */
+  #heldUntil (): number {
+    if (this.#resetting === 0 || this.#active > this.#resetting) return -Infinity
+    return this.#lastResetAt + RESET_HOLD * this.#resetMs
+  }
+
+  /** Whether a waiter may start now on a free slot; when it is held back for resets, wake() is armed for the hold's end. */
+  #slotFree (): boolean {
+    if (this.#active >= this.concurrency) return false
+    const until = this.#heldUntil()
+    const now = this.#now()
+    if (until <= now) return true
+    if (this.#wake !== undefined && this.#wakeTimer === undefined) {
+      const wake = this.#wake
+      this.#wakeTimer = setTimeout(() => { this.#wakeTimer = undefined; wake() }, Math.ceil(until - now) + 1)
+      this.#wakeTimer.unref()
+    }
+    return false
+  }
 
   /** The latest a waiter with this deadline may start: its own job's time before it. */
   #latestStart (deadline: number): number {
@@ -145,9 +181,9 @@ export class Limiter {
   }
 
   #judge (ready: boolean, deadline: number | undefined): Admission {
-    if (this.#queue.length === 0 && ready && this.#active < this.concurrency) return 'started'
-    // The waiters that resets under way will take are not waiting for a job: the limit does not count them.
-    if (this.#queue.length >= this.queueLimit + this.#resetting) return 'full'
+    if (this.#queue.length === 0 && ready && this.#slotFree()) return 'started'
+    // The waiters that free slots and resets under way will take are not waiting for a job: the limit does not count them.
+    if (this.#queue.length >= this.queueLimit + Math.max(0, this.concurrency - this.#active) + this.#resetting) return 'full'
     // Queued, it would start after the jobs ahead, and needs its own job's time before its deadline.
     if (deadline !== undefined && this.#now() + this.waitFor(this.#queue.length) > this.#latestStart(deadline)) return 'late'
     return 'queued'
@@ -207,7 +243,7 @@ export class Limiter {
    */
   pump (ready: () => boolean): boolean {
     let started = true
-    while (this.#queue.length > 0 && this.#active < this.concurrency) {
+    while (this.#queue.length > 0 && this.#slotFree()) {
       if (!ready()) { started = false; break }
       const head = this.#queue.shift()!
       head.cleanup()
@@ -240,7 +276,10 @@ export class Limiter {
    * The job of a taken slot has answered; the slot is given back once its page is reset. Until then a waiter may
    * count on the slot coming free within a reset's time. Each call is followed by one release() with `resetMs`.
    */
-  answered (): void { this.#resetting += 1 }
+  answered (): void {
+    this.#resetting += 1
+    this.#lastResetAt = this.#now()
+  }
 
   /**
    * Gives a slot back; `heldMs`, how long the slot was held, updates the measured job time and its deviation;
