@@ -241,6 +241,20 @@ describe('Limiter', () => {
     expect(limiter.refused).toEqual({ full: 0, late: 0, left: 0 })
   })
 
+  it('does not hold back for a reset a waiter whose deadline leaves no time to wait: it starts beside the reset', () => {
+    const clock = { now: 1_000_000 }
+    const limiter = limiterOf(2, 0, clock)
+    // Jobs of 4 s measured (they ran to a 4 s timeout), resets of 50 ms.
+    for (let i = 0; i < 40; i++) { limiter.acquire(); limiter.answered(); limiter.release(4_000, 50) }
+    limiter.acquire()
+    limiter.answered()
+    // A 4 s deadline is shorter than a job's measured time: held, it could only be refused as late. It starts now,
+    // as it would with no reset under way.
+    const hurried = probe(limiter)
+    expect(limiter.admit(hurried, never, true, clock.now + 4_000)).toBe('started')
+    expect(limiter.refused).toEqual({ full: 0, late: 0, left: 0 })
+  })
+
   it('starts a waiter on a free slot beside a reset when a job runs too, and does not hold it past twice the reset time', async () => {
     const limiter = limiterOf(4, 0)
     for (let i = 0; i < 40; i++) { limiter.acquire(); limiter.answered(); limiter.release(200, 50) }

@@ -11,7 +11,7 @@
 // after a job: a waiter that such a slot will take waits that reset's measured time, and is not refused for it (the
 // queue limit, BROWSER_QUEUE_LIMIT=0 included, counts the waiters that wait for a job).
 // Resets before jobs: while the only work under way is resets, a waiter waits for them (at most twice the measured
-// reset time after the last one began) even with a slot free. A job beside a reset takes both longer than the two
+// reset time after the last one began, and never one whose deadline leaves no time for it) even with a slot free. A job beside a reset takes both longer than the two
 // one after the other: on two cores the reset's navigation and clearing share the browser process and the cores
 // with the job's own (docs/benchmarks.md, "A job after the reset, not beside it").
 
@@ -150,12 +150,16 @@ export class Limiter {
     return this.#lastResetAt + RESET_HOLD * this.#resetMs
   }
 
-  /** Whether a waiter may start now on a free slot; when it is held back for resets, wake() is armed for the hold's end. */
-  #slotFree (): boolean {
+  /**
+   * Whether a waiter with this deadline may start now on a free slot. One is held back for resets under way unless
+   * its own job's time would then not fit before its deadline (it starts beside them instead); when it is held,
+   * wake() is armed for the hold's end.
+   */
+  #slotFree (deadline = Infinity): boolean {
     if (this.#active >= this.concurrency) return false
     const until = this.#heldUntil()
     const now = this.#now()
-    if (until <= now) return true
+    if (until <= now || this.#latestStart(deadline) < until) return true
     if (this.#wake !== undefined && this.#wakeTimer === undefined) {
       const wake = this.#wake
       this.#wakeTimer = setTimeout(() => { this.#wakeTimer = undefined; wake() }, Math.ceil(until - now) + 1)
@@ -181,7 +185,7 @@ export class Limiter {
   }
 
   #judge (ready: boolean, deadline: number | undefined): Admission {
-    if (this.#queue.length === 0 && ready && this.#slotFree()) return 'started'
+    if (this.#queue.length === 0 && ready && this.#slotFree(deadline)) return 'started'
     // The waiters that free slots and resets under way will take are not waiting for a job: the limit does not count them.
     if (this.#queue.length >= this.queueLimit + Math.max(0, this.concurrency - this.#active) + this.#resetting) return 'full'
     // Queued, it would start after the jobs ahead, and needs its own job's time before its deadline.
@@ -243,7 +247,7 @@ export class Limiter {
    */
   pump (ready: () => boolean): boolean {
     let started = true
-    while (this.#queue.length > 0 && this.#slotFree()) {
+    while (this.#queue.length > 0 && this.#slotFree(this.#queue[0]!.deadline)) {
       if (!ready()) { started = false; break }
       const head = this.#queue.shift()!
       head.cleanup()

@@ -59,6 +59,8 @@ export class JobRunner {
     const { signal } = controller
     const record = createJobRecord(splitForwardedHeaders(run.emulation.extraHTTPHeaders).originScoped, controller, run.adblock)
     let jobPromise: Promise<T> | undefined
+    /** How the job's own promise ended, once it has (undefined while it runs, or when it never started). */
+    let jobEnded: 'fulfilled' | 'rejected' | undefined
     let lease: Lease | undefined
     try {
       if (signal.aborted) throw abortError(signal)
@@ -92,6 +94,8 @@ export class JobRunner {
         stageContext: async (options) => await stageContextOf(page, held.proxy, options)
       }
       jobPromise = (async () => await job(page, info))()
+      // Noted before the caller can see the outcome: a job that has ended is released at once (below).
+      jobPromise.then(() => { jobEnded = 'fulfilled' }, () => { jobEnded = 'rejected' })
       return resultOf(record, await outcomeOf(jobPromise, signal))
     } finally {
       run.signal.removeEventListener('abort', onCallerAbort)
@@ -99,8 +103,10 @@ export class JobRunner {
       const settled = jobPromise
       const used = lease
       const done = (async () => {
-        let succeeded = false
-        if (settled !== undefined) {
+        let succeeded = jobEnded === 'fulfilled'
+        // Only a job still running is waited for: one that has ended is answered before its caller goes on, so a
+        // request sent right after the answer finds this slot resetting (limiter.ts holds it back for the reset).
+        if (settled !== undefined && jobEnded === undefined) {
           const finished = !isTimedOut(await within(settled.then(() => { succeeded = true; return true }, () => true), policy.resetTimeoutMs))
           // A job that ignores its signal may still hold the page: its context must not serve anyone else.
           if (!finished && used !== undefined) used.taint.context = true
