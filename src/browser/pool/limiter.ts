@@ -10,10 +10,11 @@
 // A slot whose job has answered is still held while its page is reset (runner.ts), but it is free in a moment, not
 // after a job: a waiter that such a slot will take waits that reset's measured time, and is not refused for it (the
 // queue limit, BROWSER_QUEUE_LIMIT=0 included, counts the waiters that wait for a job).
-// Resets before jobs: while the only work under way is resets, a waiter waits for them (at most twice the measured
-// reset time after the last one began, and never one whose deadline leaves no time for it) even with a slot free. A job beside a reset takes both longer than the two
-// one after the other: on two cores the reset's navigation and clearing share the browser process and the cores
-// with the job's own (docs/benchmarks.md, "A job after the reset, not beside it").
+// Resets before jobs: while the only work under way is resets, a waiter waits for them even with a slot free (at
+// most twice the measured reset time after the last one began, and never one whose deadline leaves no time for it).
+// A job beside a reset takes both longer than the two one after the other: on two cores the reset's navigation and
+// clearing share the browser process and the cores with the job's own (docs/benchmarks.md, "A job after the reset,
+// not beside it").
 
 export interface Waiter {
   /** Its turn has come. It takes the slot itself, with acquire(), if it can run. */
