@@ -30,6 +30,11 @@ function limiterOf (concurrency: number, queueLimit: number, clock?: { now: numb
   })
 }
 
+/** 40 jobs of `jobMs`, each answered and its slot given back after a reset of `resetMs`: the limiter's measures. */
+function measureJobs (limiter: Limiter, jobMs: number, resetMs: number): void {
+  for (let i = 0; i < 40; i++) { limiter.acquire(); limiter.answered(); limiter.release(jobMs, resetMs) }
+}
+
 const never = new AbortController().signal
 
 describe('Limiter', () => {
@@ -198,7 +203,7 @@ describe('Limiter', () => {
     const clock = { now: 1_000_000 }
     const limiter = limiterOf(1, 0, clock)
     // Jobs of 2 s measured, resets of 50 ms.
-    for (let i = 0; i < 40; i++) { limiter.acquire(); limiter.answered(); limiter.release(2_000, 50) }
+    measureJobs(limiter, 2_000, 50)
     expect(limiter.resetMs).toBeCloseTo(50, 0)
     const running = probe(limiter)
     limiter.admit(running, never, true)
@@ -222,7 +227,7 @@ describe('Limiter', () => {
   it('holds a waiter back while the only work under way is a reset, even with slots free, until the reset ends', () => {
     const clock = { now: 1_000_000 }
     const limiter = limiterOf(4, 0, clock)
-    for (let i = 0; i < 40; i++) { limiter.acquire(); limiter.answered(); limiter.release(200, 50) }
+    measureJobs(limiter, 200, 50)
     // The last job answered: its reset runs, nothing else does. Three slots are free, and a waiter still waits.
     limiter.acquire()
     limiter.answered()
@@ -245,7 +250,7 @@ describe('Limiter', () => {
     const clock = { now: 1_000_000 }
     const limiter = limiterOf(2, 0, clock)
     // Jobs of 4 s measured (they ran to a 4 s timeout), resets of 50 ms.
-    for (let i = 0; i < 40; i++) { limiter.acquire(); limiter.answered(); limiter.release(4_000, 50) }
+    measureJobs(limiter, 4_000, 50)
     limiter.acquire()
     limiter.answered()
     // A 4 s deadline is shorter than a job's measured time: held, it could only be refused as late. It starts now,
@@ -257,7 +262,7 @@ describe('Limiter', () => {
 
   it('starts a waiter on a free slot beside a reset when a job runs too, and does not hold it past twice the reset time', async () => {
     const limiter = limiterOf(4, 0)
-    for (let i = 0; i < 40; i++) { limiter.acquire(); limiter.answered(); limiter.release(200, 50) }
+    measureJobs(limiter, 200, 50)
     limiter.acquire()
     limiter.acquire()
     limiter.answered()
@@ -270,7 +275,7 @@ describe('Limiter', () => {
     // Only the reset is left, and it never ends: wake() starts the waiter about 100 ms (2 × 50) after it began.
     let woken = 0
     const waking = new Limiter({ concurrency: 4, queueLimit: 0, abortError: () => 'aborted', lateError: () => 'late', wake: () => { woken += 1; waking.pump(() => true) } })
-    for (let i = 0; i < 40; i++) { waking.acquire(); waking.answered(); waking.release(200, 50) }
+    measureJobs(waking, 200, 50)
     waking.acquire()
     waking.answered()
     const held = probe(waking)
@@ -283,7 +288,7 @@ describe('Limiter', () => {
 
   it('measures the reset time by resets that worked only', () => {
     const limiter = limiterOf(2, 0)
-    for (let i = 0; i < 40; i++) { limiter.acquire(); limiter.answered(); limiter.release(2_000, 50) }
+    measureJobs(limiter, 2_000, 50)
     // A reset that failed (the pool ended it at its bound) gives its slot back and says nothing of the next one's time.
     limiter.acquire()
     limiter.answered()
