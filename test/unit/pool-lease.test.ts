@@ -26,9 +26,9 @@ describe('taint', () => {
   it('starts clean, and a new page clears all but the context\'s', () => {
     const taint = cleanTaint()
     expect(Object.values(taint).every((value) => !value)).toBe(true)
-    Object.assign(taint, { context: true, page: true, viewport: true, timeouts: true })
+    Object.assign(taint, { context: true, page: true, viewport: true, timeouts: true, routes: true })
     pageReplaced(taint)
-    expect(taint).toEqual({ context: true, page: false, viewport: false, timeouts: false })
+    expect(taint).toEqual({ context: true, page: false, viewport: false, timeouts: false, routes: false })
   })
 })
 

@@ -33,10 +33,12 @@ export interface Taint {
   viewport: boolean
   /** Changed the page's default timeouts: Playwright's are set back. */
   timeouts: boolean
+  /** Routed the page's requests (`page.route`): the routes are removed. */
+  routes: boolean
 }
 
 export function cleanTaint (): Taint {
-  return { context: false, page: false, viewport: false, timeouts: false }
+  return { context: false, page: false, viewport: false, timeouts: false, routes: false }
 }
 
 /** A new page starts clean of everything but the context's taint. */
@@ -44,6 +46,7 @@ export function pageReplaced (taint: Taint): void {
   taint.page = false
   taint.viewport = false
   taint.timeouts = false
+  taint.routes = false
 }
 
 export interface ReusePolicy {

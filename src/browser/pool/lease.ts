@@ -187,7 +187,9 @@ export class Lease implements GuardedLease {
       if (page === undefined) throw new Error('no page after reopening')
     } else {
       if (this.#pageListeners !== undefined) restoreListeners(page, this.#pageListeners)
-      await page.unrouteAll({ behavior: 'ignoreErrors' })
+      // Only a job that routed requests pays for the round trip.
+      if (this.taint.routes) await page.unrouteAll({ behavior: 'ignoreErrors' })
+      this.taint.routes = false
       if (this.session === undefined) throw new Error('no CDP session')
       await this.#blank(this.session, resetTimeoutMs)
     }

@@ -146,6 +146,7 @@ export function guardPage (page: Page, lease: GuardedLease): void {
   shadowMethods(page.coverage, ['startJSCoverage', 'startCSSCoverage'], () => { lease.taint.page = true })
   shadowMethods(page, ['setViewportSize'], () => { lease.taint.viewport = true })
   shadowMethods(page, ['setDefaultTimeout', 'setDefaultNavigationTimeout'], () => { lease.taint.timeouts = true })
+  shadowMethods(page, ['route'], () => { lease.taint.routes = true })
 
   // Navigations the job asks for: only http(s), data: and about:blank (Chromium would open file:, chrome: and
   // view-source: for a browser-initiated navigation; web content cannot navigate there itself).
