@@ -233,16 +233,21 @@ describe('Limiter', () => {
     limiter.answered()
     const next = probe(limiter)
     expect(limiter.admit(next, never, true, clock.now + 3_000)).toBe('queued')
-    expect(limiter.waitFor(0)).toBeCloseTo(50, 0)
+    // At most the rest of the hold: twice the reset time from the reset's start.
+    expect(limiter.waitFor(0)).toBeCloseTo(100, 0)
+    clock.now += 60
+    expect(limiter.waitFor(0)).toBeCloseTo(40, 0)
     // A second one is not refused as full (BROWSER_QUEUE_LIMIT=0): free slots will take both.
     const other = probe(limiter)
     expect(limiter.admit(other, never, true)).toBe('queued')
+    // Late in the hold, one whose latest start falls just after the hold's end waits for it: not refused as late.
+    const patient = probe(limiter)
+    expect(limiter.admit(patient, never, true, clock.now + 42 + limiter.ownJobMs)).toBe('queued')
     limiter.pump(() => true)
-    expect([next.started, other.started]).toEqual([false, false])
-    clock.now += 30
+    expect([next.started, other.started, patient.started]).toEqual([false, false, false])
     limiter.release(200, 30)
     limiter.pump(() => true)
-    expect([next.started, other.started]).toEqual([true, true])
+    expect([next.started, other.started, patient.started]).toEqual([true, true, true])
     expect(limiter.refused).toEqual({ full: 0, late: 0, left: 0 })
   })
 

@@ -126,7 +126,8 @@ export class Limiter {
   waitFor (position: number): number {
     const free = this.concurrency - this.#active
     const needed = position + 1 - Math.max(0, free)
-    if (needed <= 0) return this.#heldUntil() > this.#now() ? this.#resetMs : 0
+    // A free slot: at most the rest of a hold for resets (the bound the hold itself uses, so the two never disagree).
+    if (needed <= 0) return Math.max(0, this.#heldUntil() - this.#now())
     const jobsAhead = Math.max(0, needed - this.#resetting)
     return jobsAhead > 0 ? jobsAhead * this.paceMs : this.#resetMs
   }
