@@ -35,6 +35,15 @@ function measureJobs (limiter: Limiter, jobMs: number, resetMs: number): void {
   for (let i = 0; i < 40; i++) { limiter.acquire(); limiter.answered(); limiter.release(jobMs, resetMs) }
 }
 
+/** A limiter of `concurrency` slots and no queue, after jobs of `jobMs` and resets of 50 ms, with one job answered now: its reset under way. */
+function oneResetUnderWay (concurrency: number, jobMs: number, clock: { now: number }): Limiter {
+  const limiter = limiterOf(concurrency, 0, clock)
+  measureJobs(limiter, jobMs, 50)
+  limiter.acquire()
+  limiter.answered()
+  return limiter
+}
+
 const never = new AbortController().signal
 
 describe('Limiter', () => {
@@ -226,11 +235,8 @@ describe('Limiter', () => {
 
   it('holds a waiter back while the only work under way is a reset, even with slots free, until the reset ends', () => {
     const clock = { now: 1_000_000 }
-    const limiter = limiterOf(4, 0, clock)
-    measureJobs(limiter, 200, 50)
     // The last job answered: its reset runs, nothing else does. Three slots are free, and a waiter still waits.
-    limiter.acquire()
-    limiter.answered()
+    const limiter = oneResetUnderWay(4, 200, clock)
     const next = probe(limiter)
     expect(limiter.admit(next, never, true, clock.now + 3_000)).toBe('queued')
     // At most the rest of the hold: twice the reset time from the reset's start.
@@ -253,11 +259,8 @@ describe('Limiter', () => {
 
   it('does not hold back for a reset a waiter whose deadline leaves no time to wait: it starts beside the reset', () => {
     const clock = { now: 1_000_000 }
-    const limiter = limiterOf(2, 0, clock)
     // Jobs of 4 s measured (they ran to a 4 s timeout), resets of 50 ms.
-    measureJobs(limiter, 4_000, 50)
-    limiter.acquire()
-    limiter.answered()
+    const limiter = oneResetUnderWay(2, 4_000, clock)
     // A 4 s deadline is shorter than a job's measured time: held, it could only be refused as late. It starts now,
     // as it would with no reset under way.
     const hurried = probe(limiter)

@@ -103,11 +103,10 @@ export class JobRunner {
       const settled = jobPromise
       const used = lease
       const done = (async () => {
-        let succeeded = jobEnded === 'fulfilled'
         // Only a job still running is waited for: one that has ended is answered before its caller goes on, so a
         // request sent right after the answer finds this slot resetting (limiter.ts holds it back for the reset).
         if (settled !== undefined && jobEnded === undefined) {
-          const finished = !isTimedOut(await within(settled.then(() => { succeeded = true; return true }, () => true), policy.resetTimeoutMs))
+          const finished = !isTimedOut(await within(settled.then(() => true, () => true), policy.resetTimeoutMs))
           // A job that ignores its signal may still hold the page: its context must not serve anyone else.
           if (!finished && used !== undefined) used.taint.context = true
         }
@@ -117,7 +116,8 @@ export class JobRunner {
         this.#deps.limiter.answered()
         // Only a job that succeeded measures the queue's pace: a crash, a timeout or a hostile page says nothing of
         // how long the next job holds a slot, and one such outlier would refuse requests that could have run.
-        await this.#release(used, gen, startedAt, answeredAt, succeeded)
+        // jobEnded is set by then: its handler was attached before the wait's.
+        await this.#release(used, gen, startedAt, answeredAt, jobEnded === 'fulfilled')
       })()
       this.#deps.drain.track(done)
       // Jobs the abort did not stop keep running detached; the pool has moved on.
