@@ -99,6 +99,7 @@ export async function renderPage (
             maxHtmlBytes: limits.maxHtmlBytes,
             timings,
             serialize,
+            session: info.captureSession(),
             ...(adblocker === undefined ? {} : { adblocker }),
             ...(load.actions.length === 0 ? {} : { capture: actionCapturer(info.captureSession(), limits.maxFullPageHeight, (wait) => { loadGaveUp.push(wait) }), discardPage: info.discardPage })
           })

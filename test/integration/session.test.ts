@@ -14,6 +14,7 @@ import { AppError } from '../../src/errors.ts'
 import { createBudget } from '../../src/browser/page/budget.ts'
 import type { Budget } from '../../src/browser/page/budget.ts'
 import { loadPage } from '../../src/browser/steps/index.ts'
+import { loadAdblocker } from '../../src/adblock/index.ts'
 
 const PAGES = path.resolve(import.meta.dirname, '../fixtures/browser-pages')
 
@@ -219,6 +220,23 @@ describe('page changes', () => {
         transition: getComputedStyle(document.getElementById('fade')).transitionDuration
       })`)
       expect(state).toEqual({ print: true, width: '300px', transition: '0s' })
+    })
+  })
+
+  it("evaluates its own expressions through the page's CDP session, never through Playwright's page.evaluate", async () => {
+    // Playwright compiles its utility script into each new document on a page's first page.evaluate (page/evaluate.ts):
+    // the default steps (animations, adblock) and the serialization must not call it. Counted, not made to throw: the
+    // adblock step takes a failed evaluation for a page that went away and goes on.
+    const adblocker = await loadAdblocker()
+    await withPage(async (page) => {
+      const evaluate = page.evaluate.bind(page)
+      let calls = 0
+      page.evaluate = (async (...args: Parameters<Page['evaluate']>) => { calls += 1; return await evaluate(...args) }) as Page['evaluate']
+      const loaded = await loadPage(page, optionsFor('/animated.html', 'adblock=true'), budget(), { adblocker })
+      page.evaluate = evaluate
+      expect(calls).toBe(0)
+      expect(loaded.html).toContain('fading')
+      expect(await page.evaluate(`getComputedStyle(document.getElementById('grow')).width`)).toBe('300px')
     })
   })
 

@@ -7,8 +7,8 @@
 // never sees the mark (its name is new each time), and a screenshot or `evaluate` after it sees the page unchanged.
 // The styles pagecast adds itself are constructed sheets (styles.ts), never in the DOM at all.
 import { randomBytes } from 'node:crypto'
-import type { Page } from 'playwright-core'
 import { BOUND_SOURCE, toBounded, type Bounded } from './bounded.ts'
+import type { PageEvaluate } from './evaluate.ts'
 
 /** The mark's prefix; the reader (extract/document.ts) takes marks of this shape only. */
 export const VALUE_MARK_PREFIX = 'data-pagecast-val-'
@@ -82,6 +82,6 @@ export function serializeExpression ({ maxBytes, omit, valueMark }: SerializeOpt
 }
 
 /** The page's HTML as `options` say: the text when it fits in `options.maxBytes`, else its length. */
-export async function serializePage (page: Page, options: SerializeOptions): Promise<Bounded> {
-  return toBounded(await page.evaluate(serializeExpression(options)))
+export async function serializePage (evaluate: PageEvaluate, options: SerializeOptions): Promise<Bounded> {
+  return toBounded(await evaluate(serializeExpression(options)))
 }

@@ -6,6 +6,7 @@
 import type { Page } from 'playwright-core'
 import { sleep } from '../../util/abort.ts'
 import type { DomWindow } from './dom.ts'
+import type { PageEvaluate } from './evaluate.ts'
 
 /**
  * Stops CSS animations and transitions at their end state: durations and delays become 0 (finite animations jump to
@@ -18,16 +19,6 @@ export const NO_ANIMATIONS_CSS = [
   '  scroll-behavior: auto !important; caret-color: transparent !important;',
   '}'
 ].join('\n')
-
-/** Adds pagecast's own `css` to the page as an adopted sheet: it applies, and is nowhere in the DOM. */
-export async function addOwnStyle (page: Page, css: string): Promise<void> {
-  await page.evaluate((text) => {
-    const win = globalThis as unknown as DomWindow
-    const sheet = new win.CSSStyleSheet()
-    sheet.replaceSync(text)
-    win.document.adoptedStyleSheets = [...win.document.adoptedStyleSheets, sheet]
-  }, css)
-}
 
 /** Adds a `<style>` with `css` (the user's `styles`); works with page scripts off (the insertion runs through DevTools). */
 export async function addInlineStyle (page: Page, css: string): Promise<void> {
@@ -78,23 +69,23 @@ export async function addLinkedStyle (page: Page, href: string, timeoutMs: numbe
 
 /**
  * Adds the style that stops animations (NO_ANIMATIONS_CSS, pagecast's own: an adopted sheet), then finishes Web
- * Animations that end and cancels endless ones (CSS cannot reach `element.animate()`): one round trip to the page.
+ * Animations that end and cancels endless ones (CSS cannot reach `element.animate()`): one evaluation.
  */
-export async function stopAnimations (page: Page): Promise<void> {
-  await page.evaluate((css) => {
-    const win = globalThis as unknown as DomWindow
-    const { document } = win
-    const sheet = new win.CSSStyleSheet()
-    sheet.replaceSync(css)
-    document.adoptedStyleSheets = [...document.adoptedStyleSheets, sheet]
-    for (const animation of document.getAnimations()) {
-      const end = animation.effect?.getComputedTiming().endTime
-      try {
-        if (typeof end === 'number' && Number.isFinite(end)) animation.finish()
-        else animation.cancel()
-      } catch {
-        animation.cancel()
-      }
+export const STOP_ANIMATIONS_EXPRESSION = `(() => {
+  const sheet = new CSSStyleSheet();
+  sheet.replaceSync(${JSON.stringify(NO_ANIMATIONS_CSS)});
+  document.adoptedStyleSheets = [...document.adoptedStyleSheets, sheet];
+  for (const animation of document.getAnimations()) {
+    const end = animation.effect?.getComputedTiming().endTime;
+    try {
+      if (typeof end === 'number' && Number.isFinite(end)) animation.finish();
+      else animation.cancel();
+    } catch {
+      animation.cancel();
     }
-  }, NO_ANIMATIONS_CSS)
+  }
+})()`
+
+export async function stopAnimations (evaluate: PageEvaluate): Promise<void> {
+  await evaluate(STOP_ANIMATIONS_EXPRESSION)
 }

@@ -78,8 +78,8 @@ async function execute (step: StepContext, index: number, action: Extract<PageAc
 }
 
 async function scrape (step: StepContext, index: number, action: PageAction, results: ActionResults): Promise<void> {
-  const { page, budget, maxHtmlBytes } = step
-  const html = await acrossNavigation(page, budget, async () => await serializePage(page, { maxBytes: maxHtmlBytes }))
+  const { page, budget, maxHtmlBytes, evaluate } = step
+  const html = await acrossNavigation(page, budget, async () => await serializePage(evaluate, { maxBytes: maxHtmlBytes }))
   if (!html.fits) throw failed(index, action, `the page's HTML is over MAX_HTML_BYTES (${maxHtmlBytes} bytes).`)
   results.scrapes.push({ url: page.url(), html: html.text })
 }

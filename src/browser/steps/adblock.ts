@@ -12,6 +12,7 @@ import { CONSENT_HIDDEN_PROPERTY, CONSENT_STATUS_EXPRESSION } from '../../adbloc
 import { abortable, sleep } from '../../util/abort.ts'
 import type { NetworkTracker } from '../network-idle.ts'
 import { WAIT_SHARE, type Budget } from '../page/budget.ts'
+import type { PageEvaluate } from '../page/evaluate.ts'
 import { rethrowIfFatal, type PageStep } from './step.ts'
 
 /** The longest an opt-out under way is waited for (autoconsent's own rules wait up to a few seconds). */
@@ -72,8 +73,8 @@ function pending (status: ConsentStatus | null): boolean {
   return status !== null && !status.done && (status.detected || !status.searched)
 }
 
-async function consentStatus (page: Page, budget: Budget): Promise<ConsentStatus | null> {
-  return await abortable(page.evaluate(CONSENT_STATUS_EXPRESSION) as Promise<ConsentStatus | null>, budget.signal)
+async function consentStatus (evaluate: PageEvaluate, budget: Budget): Promise<ConsentStatus | null> {
+  return await abortable(evaluate(CONSENT_STATUS_EXPRESSION) as Promise<ConsentStatus | null>, budget.signal)
 }
 
 /** The longest the requests an opt-out started (the platform recording the choice) are waited for. */
@@ -89,18 +90,18 @@ async function waitForRequests (tracker: NetworkTracker, budget: Budget): Promis
 }
 
 /** Waits while autoconsent looks for a consent platform, or has found one and has not finished with it. */
-async function waitForConsent (page: Page, budget: Budget): Promise<void> {
+async function waitForConsent (evaluate: PageEvaluate, budget: Budget): Promise<void> {
   const until = performance.now() + Math.min(CONSENT_WAIT_MS, budget.fraction(WAIT_SHARE))
   for (;;) {
     const left = until - performance.now()
     if (left <= 0) return
     await sleep(Math.min(POLL_MS, left), budget.signal)
-    if (!pending(await consentStatus(page, budget))) return
+    if (!pending(await consentStatus(evaluate, budget))) return
   }
 }
 
-async function features (page: Page, budget: Budget): Promise<DomFeatures> {
-  return await abortable(page.evaluate(FEATURES_EXPRESSION) as Promise<DomFeatures>, budget.signal)
+async function features (evaluate: PageEvaluate, budget: Budget): Promise<DomFeatures> {
+  return await abortable(evaluate(FEATURES_EXPRESSION) as Promise<DomFeatures>, budget.signal)
 }
 
 /**
@@ -108,33 +109,33 @@ async function features (page: Page, budget: Budget): Promise<DomFeatures> {
  * what the cosmetic filters find and removes the consent banners left. The first look reads the detector's in-page
  * check and the features together; the features are read again only after autoconsent ran.
  */
-async function hideAds (page: Page, adblocker: Adblocker, budget: Budget, javascript: boolean, tracker: NetworkTracker): Promise<void> {
+async function hideAds (page: Page, evaluate: PageEvaluate, adblocker: Adblocker, budget: Budget, javascript: boolean, tracker: NetworkTracker): Promise<void> {
   let found: DomFeatures
   const url = page.url()
   if (javascript) {
-    const first = await abortable(page.evaluate(firstLook(adblocker)) as Promise<{ cmp: boolean, features: DomFeatures }>, budget.signal)
+    const first = await abortable(evaluate(firstLook(adblocker)) as Promise<{ cmp: boolean, features: DomFeatures }>, budget.signal)
     found = first.features
     if (adblocker.consentDetector.detects(url, found, first.cmp)) {
-      await abortable(page.evaluate(adblocker.consentScript), budget.signal)
-      await waitForConsent(page, budget)
+      await abortable(evaluate(adblocker.consentScript), budget.signal)
+      await waitForConsent(evaluate, budget)
       await waitForRequests(tracker, budget)
-      found = await features(page, budget)
+      found = await features(evaluate, budget)
     }
   } else {
-    found = await features(page, budget)
+    found = await features(evaluate, budget)
   }
   const css = adblocker.cosmeticStyles(url, found)
   const consentCss = adblocker.consentStyles(url, found)
-  if (css !== '' || consentCss !== '') await abortable(page.evaluate(hideExpression(css, consentCss)), budget.signal)
+  if (css !== '' || consentCss !== '') await abortable(evaluate(hideExpression(css, consentCss)), budget.signal)
 }
 
 export const adblockStep: PageStep = {
   name: 'adblock',
   applies: (options) => options.adblock === true,
-  async run ({ page, options, budget, adblocker, tracker }) {
+  async run ({ page, evaluate, options, budget, adblocker, tracker }) {
     if (options.adblock !== true || adblocker === undefined) return
     try {
-      await hideAds(page, adblocker, budget, options.javascript, tracker)
+      await hideAds(page, evaluate, adblocker, budget, options.javascript, tracker)
     } catch (err) {
       // A document that went away meanwhile (a client-side navigation) is not an error: it is filtered like any.
       rethrowIfFatal(err, page, budget)

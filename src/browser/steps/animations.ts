@@ -6,8 +6,8 @@ import { acrossNavigation, type PageStep } from './step.ts'
 export const animationsStep: PageStep = {
   name: 'animations',
   applies: (options) => !options.animations,
-  async run ({ page, options, budget }) {
+  async run ({ page, options, budget, evaluate }) {
     if (options.animations) return
-    await acrossNavigation(page, budget, async () => { await stopAnimations(page) })
+    await acrossNavigation(page, budget, async () => { await stopAnimations(evaluate) })
   }
 }

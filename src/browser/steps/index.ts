@@ -10,6 +10,8 @@ import { AppError } from '../../errors.ts'
 import { throwIfAborted } from '../../util/abort.ts'
 import { trackNetwork } from '../network-idle.ts'
 import type { Budget } from '../page/budget.ts'
+import { PageCdpSession } from '../page/cdp-session.ts'
+import { evaluatorOf, type PageEvaluate } from '../page/evaluate.ts'
 import { newValueMark, serializePage, type SerializeOptions } from '../page/serialize.ts'
 import { CONSENT_STYLE_SELECTOR, type Adblocker } from '../../adblock/index.ts'
 import { actionsStep } from './actions.ts'
@@ -81,6 +83,12 @@ export interface LoadPageOptions {
   capture?: ActionCapturer
   /** Marks the page as not to be reused (the `actions` step calls it before typing or running a script). */
   discardPage?: () => void
+  /**
+   * The page's CDP session, which pagecast's own expressions are evaluated through (page/evaluate.ts): the pool's,
+   * kept with the page. Without one, a session is opened for this load and goes with the page: detaching it would
+   * drop the page's emulated media type with it (page/cdp-session.ts).
+   */
+  session?: PageCdpSession
 }
 
 /**
@@ -88,8 +96,8 @@ export interface LoadPageOptions {
  * HTML is measured in the page: one over `maxBytes` never leaves it, and is refused as the plain fetch refuses such
  * a body.
  */
-async function serialize (page: Page, budget: Budget, options: SerializeOptions): Promise<string> {
-  const content = await acrossNavigation(page, budget, async () => await serializePage(page, options))
+async function serialize (page: Page, evaluate: PageEvaluate, budget: Budget, options: SerializeOptions): Promise<string> {
+  const content = await acrossNavigation(page, budget, async () => await serializePage(evaluate, options))
   if (content.fits) return content.text
   throw new AppError('EINVALURL', { data: { url: `The rendered page's HTML is over MAX_HTML_BYTES (${options.maxBytes} bytes).` } })
 }
@@ -113,12 +121,14 @@ function serializeOptions (options: LoadOptions, adblocker: Adblocker | undefine
  */
 export async function loadPage (
   page: Page, options: LoadOptions, budget: Budget,
-  { afterNavigation, maxRedirects = DEFAULT_MAX_REDIRECTS, adblocker, timings, serialize: serializes = true, maxHtmlBytes = DEFAULT_MAX_HTML_BYTES, capture, discardPage }: LoadPageOptions = {}
+  { afterNavigation, maxRedirects = DEFAULT_MAX_REDIRECTS, adblocker, timings, serialize: serializes = true, maxHtmlBytes = DEFAULT_MAX_HTML_BYTES, capture, discardPage, session }: LoadPageOptions = {}
 ): Promise<LoadedPage> {
   throwIfAborted(budget.signal)
+  const cdp = session ?? new PageCdpSession(page)
   const tracker = trackNetwork(page)
   const step: StepContext = {
     page,
+    evaluate: evaluatorOf(cdp),
     options,
     budget,
     tracker,
@@ -144,7 +154,7 @@ export async function loadPage (
     if (!serializes) return { url: page.url(), ...response, gaveUp: step.gaveUp, html: '', ...actions }
     const t = performance.now()
     const how = serializeOptions(options, adblocker, maxHtmlBytes)
-    const html = await serialize(page, budget, how)
+    const html = await serialize(page, step.evaluate, budget, how)
     if (timings !== undefined) timings.serialize = performance.now() - t
     return { url: page.url(), ...response, gaveUp: step.gaveUp, html, ...actions, ...(how.valueMark === undefined ? {} : { valueMark: how.valueMark }) }
   } finally {

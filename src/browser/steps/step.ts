@@ -12,6 +12,7 @@ import { abortable, throwIfAborted } from '../../util/abort.ts'
 import { isTargetClosed } from '../errors.ts'
 import type { NetworkTracker } from '../network-idle.ts'
 import { WAIT_SHARE, type Budget } from '../page/budget.ts'
+import type { PageEvaluate } from '../page/evaluate.ts'
 
 /**
  * What the page steps read: the steps group, the target's address and timeout, and the parts of emulation that are
@@ -64,6 +65,8 @@ export interface ActionResults {
 /** One run of the steps on one page: what they share. */
 export interface StepContext {
   readonly page: Page
+  /** pagecast's own expressions, evaluated in the page without Playwright's utility script (page/evaluate.ts). */
+  readonly evaluate: PageEvaluate
   readonly options: LoadOptions
   readonly budget: Budget
   /** Requests in flight, for the network-idle waits. */
