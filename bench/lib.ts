@@ -145,7 +145,7 @@ export function median (values: number[]): number {
 }
 
 /** Runs `n` jobs with at most `c` at once: the whole run's time and each job's, in ms (in the order they ended). */
-export async function runJobs (n: number, c: number, job: (i: number) => Promise<unknown>): Promise<{ ms: number, latencies: number[] }> {
+export async function runJobs (n: number, c: number, job: (i: number) => Promise<unknown>, pauseMs = 0): Promise<{ ms: number, latencies: number[] }> {
   const latencies: number[] = []
   let next = 0
   const started = performance.now()
@@ -154,6 +154,8 @@ export async function runJobs (n: number, c: number, job: (i: number) => Promise
       const t = performance.now()
       await job(i)
       latencies.push(performance.now() - t)
+      // A pause after each job (not in its latency): one user reading an answer before asking again.
+      if (pauseMs > 0) await new Promise(resolve => setTimeout(resolve, pauseMs))
     }
   }))
   return { ms: performance.now() - started, latencies }

@@ -7,7 +7,8 @@
 // median and range, and the medians of the service's server-timing entries. BENCH_RENDER_FRESH=1 adds the first
 // runs' other baseline, a fresh context per job. BENCH_RENDER_BASE=<another checkout> runs that tree's service too,
 // in the same rounds, for before/after figures side by side. BENCH_RENDER_ONLY=<setting>,... runs only those settings
-// (named as printed: screenshot.dpr2.c4, pdf.dpr1.c1, ...).
+// (named as printed: screenshot.dpr2.c4, pdf.dpr1.c1, ...). BENCH_RENDER_PAUSE_MS=<ms> pauses that long after each
+// job at c=1, on every side (one user reading each answer before the next request; rates then count the pauses).
 // The service's Chromium runs without DISABLED_FEATURES (src/browser/chromium.ts); the limits run Playwright's
 // defaults, as a raw user's would, unless BENCH_RENDER_LIMIT_FEATURES=1 (both sides at equal Chromium settings).
 // Each side's CPU per job is counted too (the service and its Chromium; the limit's Chromium and this process): on a
@@ -48,9 +49,12 @@ function labelOf (s: Setting): string {
   return `${s.kind}${s.fast === true ? '.fast' : ''}.dpr${s.dpr}.c${s.concurrency}`
 }
 
+/** BENCH_RENDER_PAUSE_MS: the pause after each job at c=1. */
+const PAUSE_MS = Number(process.env.BENCH_RENDER_PAUSE_MS ?? 0)
+
 /** Runs n jobs with at most c at once; returns throughput (jobs/s) and the median latency (ms). */
 export async function drive (n: number, c: number, job: (i: number) => Promise<void>): Promise<{ rate: number, latency: number }> {
-  const { ms, latencies } = await runJobs(n, c, job)
+  const { ms, latencies } = await runJobs(n, c, job, c === 1 ? PAUSE_MS : 0)
   return { rate: n / (ms / 1000), latency: median(latencies) }
 }
 
