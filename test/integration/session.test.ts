@@ -15,6 +15,8 @@ import { createBudget } from '../../src/browser/page/budget.ts'
 import type { Budget } from '../../src/browser/page/budget.ts'
 import { loadPage } from '../../src/browser/steps/index.ts'
 import { loadAdblocker } from '../../src/adblock/index.ts'
+import { evaluatorOf } from '../../src/browser/page/evaluate.ts'
+import { PageCdpSession } from '../../src/browser/page/cdp-session.ts'
 
 const PAGES = path.resolve(import.meta.dirname, '../fixtures/browser-pages')
 
@@ -238,6 +240,18 @@ describe('page changes', () => {
       expect(loaded.html).toContain('fading')
       expect(await page.evaluate(`getComputedStyle(document.getElementById('grow')).width`)).toBe('300px')
     })
+  })
+
+  it('evaluates as Playwright does: values as JSON, promises awaited, a throw in the page as an error, page scripts off too', async () => {
+    for (const javaScriptEnabled of [true, false]) {
+      await withPage(async (page) => {
+        await page.goto(`${server.origin}/box.html`)
+        const evaluate = evaluatorOf(new PageCdpSession(page))
+        expect(await evaluate('({ title: document.title, n: [1, 2], missing: undefined })')).toEqual({ title: 'Box', n: [1, 2] })
+        expect(await evaluate('Promise.resolve(7)')).toBe(7)
+        await expect(evaluate('(() => { throw new TypeError("no such thing") })()')).rejects.toThrow(/TypeError: no such thing/)
+      }, { javaScriptEnabled })
+    }
   })
 
   it('leaves animations alone with animations=true and the screen media type by default', async () => {
