@@ -1,8 +1,8 @@
 // pagecast's own expressions (the page steps' styles and reads, the DOM's serialization) evaluated in the page's main
 // world through the page's CDP session (cdp-session.ts), as Playwright's `page.evaluate` would evaluate them, but
 // without its utility script: Playwright compiles that script into every new document on its first evaluation,
-// which cost a screenshot job 5-10 ms of renderer time before the capture (docs/benchmarks.md, "pagecast's own
-// evaluations"). The user's code (`evaluate` rules, `function`, actions) still goes through Playwright.
+// which made a screenshot job's three evaluations take 5-6 ms longer in a probe (docs/benchmarks.md, "pagecast's
+// own evaluations"). The user's code (`evaluate` rules, `function`, actions) still goes through Playwright.
 //
 // Evaluated the way Playwright evaluates: in the main frame's main world, as a user gesture, a promise awaited,
 // the value returned as JSON. Each expression is a complete expression (an IIFE or a literal), so nothing it
