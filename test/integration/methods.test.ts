@@ -1,13 +1,16 @@
 // Every method with every body to every route, on both real listeners over a socket (docs/api.md §1.2): a prompt
 // coded answer, never a held connection. Node destroys a request's stream once its body has been read, and the
 // error handler took that for a client gone and never answered POST/PUT/PATCH with a JSON or text body.
+import { once } from 'node:events'
 import http from 'node:http'
+import net from 'node:net'
+import { setTimeout as delay } from 'node:timers/promises'
 import Fastify from 'fastify'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { AppError } from '../../src/errors.ts'
 import { createErrorHandler } from '../../src/http/error-handler.ts'
 import { build, type Built } from '../helpers/build.ts'
-import { MAX_UNREAD_BODY_BYTES } from '../../src/http/request-body.ts'
+import { LINGER_BYTES, LINGER_MS, MAX_UNREAD_BODY_BYTES } from '../../src/http/request-body.ts'
 
 const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const
 type Method = typeof METHODS[number]
@@ -173,6 +176,102 @@ describe('bodies', () => {
     const chunked = await send(ports.pro, 'POST', '/', { name: 'chunked', type: 'application/json', body: Buffer.from('{"a":'), chunked: true, open: true })
     expect(chunked.status).toBe(404)
     expect(chunked.headers.connection).toBe('close')
+  })
+})
+
+describe('a large body the service does not read', () => {
+  // The answer closes the connection (drainable() says no), and Node would close the socket at once: the rest of the
+  // body then reaches a closed socket and the kernel resets the connection, which a client still sending reports
+  // as ECONNRESET, often before it has read the answer (a POST /mcp of 1 MiB did so in a full test run).
+  for (const route of ['/mcp', '/'] as const) {
+    it(`${route}: the client sends the whole body after the answer, reads it, and is not reset (lingering close)`, async () => {
+      const declared = 8 * 1024 * 1024
+      // Half-open allowed: the client goes on sending after the server's end, as an HTTP client with a body under way.
+      const socket = net.connect({ port: ports.free, host: '127.0.0.1', allowHalfOpen: true })
+      let answer = ''
+      let error: Error | undefined
+      let ended = false
+      socket.on('data', (chunk: Buffer) => { answer += chunk.toString('latin1') })
+      socket.on('error', (err) => { error = err })
+      socket.on('end', () => { ended = true })
+      try {
+        await once(socket, 'connect')
+        socket.write(`POST ${route} HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\ncontent-length: ${declared}\r\n\r\n`)
+        const until = performance.now() + CLIENT_TIMEOUT_MS
+        while (!ended && error === undefined && performance.now() < until) await delay(10)
+        // The answer and the server's end of the connection came first; the whole body follows, in 64 KiB writes.
+        expect(answer).toMatch(/^HTTP\/1\.1 4\d\d /)
+        expect(answer.toLowerCase()).toContain('connection: close')
+        const chunk = Buffer.alloc(64 * 1024, 0x20)
+        for (let sent = 0; sent < declared && error === undefined; sent += chunk.length) {
+          if (!socket.write(chunk)) await Promise.race([once(socket, 'drain'), delay(CLIENT_TIMEOUT_MS)])
+        }
+        // Then the client ends too, and the connection closes cleanly.
+        socket.end()
+        await Promise.race([once(socket, 'close'), delay(CLIENT_TIMEOUT_MS)])
+        expect(error).toBeUndefined()
+        expect(socket.destroyed).toBe(true)
+      } finally {
+        socket.destroy()
+      }
+    })
+  }
+})
+
+describe('the lingering close is bounded', () => {
+  /**
+   * A connection that sent a POST /mcp declaring 64 MiB and got its answer (and the server's end). The client keeps
+   * its side open; a write fails once the server has dropped the connection.
+   */
+  async function answered (): Promise<{ socket: net.Socket, failed: () => boolean }> {
+    const socket = net.connect({ port: ports.free, host: '127.0.0.1', allowHalfOpen: true })
+    let error: Error | undefined
+    socket.on('error', (err) => { error = err })
+    socket.resume()
+    await once(socket, 'connect')
+    socket.write(`POST /mcp HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\ncontent-length: ${64 * 1024 * 1024}\r\n\r\n`)
+    await once(socket, 'end')
+    return { socket, failed: () => error !== undefined }
+  }
+
+  /** Writes `chunk` and waits a moment for the server's answer to it: a reset when it dropped the connection. */
+  async function probe (socket: net.Socket, chunk: Buffer): Promise<void> {
+    socket.write(chunk, () => {})
+    await delay(200)
+  }
+
+  it('drops a client that sends nothing more and never closes after LINGER_MS, not before', async () => {
+    const { socket, failed } = await answered()
+    try {
+      await delay(LINGER_MS / 4)
+      await probe(socket, Buffer.alloc(1024, 0x20))
+      expect(failed()).toBe(false)
+      await delay(LINGER_MS + 500)
+      await probe(socket, Buffer.alloc(1024, 0x20))
+      await probe(socket, Buffer.alloc(1024, 0x20))
+      expect(failed()).toBe(true)
+    } finally {
+      socket.destroy()
+    }
+  })
+
+  it('drops a client that never stops sending once it sent LINGER_BYTES, well before LINGER_MS', async () => {
+    const { socket, failed } = await answered()
+    try {
+      const started = performance.now()
+      let sent = 0
+      const chunk = Buffer.alloc(256 * 1024, 0x20)
+      while (!failed() && performance.now() - started < 2 * LINGER_MS) {
+        sent += chunk.length
+        if (!socket.write(chunk, () => {})) await Promise.race([once(socket, 'drain').catch(() => {}), delay(100)])
+      }
+      // The byte bound, not the time bound, ended it (what the client wrote includes what its buffers still held).
+      expect(failed()).toBe(true)
+      expect(sent).toBeGreaterThan(LINGER_BYTES)
+      expect(performance.now() - started).toBeLessThan(LINGER_MS * 0.75)
+    } finally {
+      socket.destroy()
+    }
   })
 })
 
