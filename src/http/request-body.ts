@@ -33,11 +33,11 @@ export const LINGER_BYTES = 16 * 1024 * 1024
 const LINGER_CHECK_MS = 100
 
 /**
- * Closes `socket` the way a careful server closes a connection whose request body it did not read (nginx's lingering
- * close): once the answer is written the socket's write side is shut, then what the client still sends is taken
- * (Node's parser discards it) until the client closes too, for at most LINGER_MS and LINGER_BYTES. Node would close at
- * once instead, and data arriving at a closed socket makes the kernel reset the connection: a client still sending a
- * large body then gets ECONNRESET, often before it has read the answer.
+ * Closes `socket` the way a careful server closes a connection whose request body it did not read (RFC 7230 §6.6's
+ * staged close, nginx's lingering close): once the answer is written the socket's write side is shut, then what the
+ * client still sends is taken (Node's parser discards it) until the client closes too, for at most LINGER_MS and
+ * LINGER_BYTES. Node would close at once instead, and data arriving at a closed socket makes the kernel reset the
+ * connection: a client still sending a large body then gets ECONNRESET, often before it has read the answer.
  */
 export function lingerOnClose (socket: Socket): void {
   socket.destroySoon = function lingeringClose (this: Socket): void {
