@@ -41,12 +41,9 @@ export function cleanTaint (): Taint {
   return { context: false, page: false, viewport: false, timeouts: false, routes: false }
 }
 
-/** A new page starts clean of everything but the context's taint. */
+/** A new page starts clean of everything but the context's taint (derived from cleanTaint: no list of its own). */
 export function pageReplaced (taint: Taint): void {
-  taint.page = false
-  taint.viewport = false
-  taint.timeouts = false
-  taint.routes = false
+  Object.assign(taint, cleanTaint(), { context: taint.context })
 }
 
 export interface ReusePolicy {
